@@ -1,0 +1,37 @@
+# Warnings for every first-party target.
+function(tidal_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  if(TIDAL_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# tidal_library(NAME SOURCES ... DEPS ...): one library per layer, aliased tidal::NAME.
+function(tidal_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(tidal_${name} STATIC ${ARG_SOURCES})
+  add_library(tidal::${name} ALIAS tidal_${name})
+  target_include_directories(tidal_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include
+                                           PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(tidal_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  tidal_warnings(tidal_${name})
+endfunction()
+
+# tidal_test(NAME SOURCES ... DEPS ...): a GoogleTest binary registered with CTest.
+function(tidal_test name)
+  if(NOT TIDAL_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} tidal_testing GTest::gtest GTest::gtest_main GTest::gmock)
+  target_compile_definitions(${name} PRIVATE
+    TIDAL_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    TIDAL_TESTDATA_DIR="${PROJECT_SOURCE_DIR}/testdata"
+    TIDAL_BINARY="$<TARGET_FILE:tidal>")
+  tidal_warnings(${name})
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+                       PROPERTIES ENVIRONMENT "TIDAL_BINARY=$<TARGET_FILE:tidal>")
+  add_dependencies(${name} tidal)
+endfunction()

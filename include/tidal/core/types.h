@@ -1,0 +1,138 @@
+#pragma once
+// The load model's data types, shared by every layer.
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tidal/core/clock.h"
+
+namespace tidal {
+
+using Bytes = std::int64_t;
+using Labels = std::map<std::string, std::string>;
+
+inline constexpr int kMaxGpusPerNode = 64;
+
+// A set of GPU indices on one node, as a bitmask (index < kMaxGpusPerNode).
+class GpuSet {
+ public:
+  constexpr GpuSet() = default;
+  constexpr explicit GpuSet(std::uint64_t bits) : bits_(bits) {}
+  void Add(int index) { bits_ |= (std::uint64_t{1} << index); }
+  bool Has(int index) const { return (bits_ >> index) & 1U; }
+  int Count() const { return std::popcount(bits_); }
+  bool Empty() const { return bits_ == 0; }
+  std::uint64_t bits() const { return bits_; }
+  std::vector<int> Indices() const;
+  friend bool operator==(GpuSet a, GpuSet b) { return a.bits_ == b.bits_; }
+
+ private:
+  std::uint64_t bits_ = 0;
+};
+
+struct NvlinkPeer {
+  int peer = 0;   // the other GPU's index on the same node
+  int links = 0;  // number of NVLink links between the two
+  friend bool operator==(const NvlinkPeer&, const NvlinkPeer&) = default;
+};
+
+struct Gpu {
+  int index = 0;
+  std::string uuid;
+  std::string model;
+  Bytes memory_total = 0;
+  Bytes memory_used = 0;
+  double nvlink_utilization = 0;  // measured, 0..1
+  std::vector<NvlinkPeer> nvlink_peers;
+
+  Bytes memory_free() const { return memory_total > memory_used ? memory_total - memory_used : 0; }
+  int LinksTo(int peer) const;
+};
+
+// The three load dimensions of DESIGN §3.
+struct LoadVector {
+  double gpu_memory = 0;  // Σused / Σtotal, 0..1
+  double nvlink = 0;      // max(competition index, mean measured utilisation)
+  double await_ms = 0;    // storage await
+};
+
+struct NodeState {
+  std::string name;
+  Labels labels;
+  int allocatable_gpus = -1;  // -1: unknown (taken as the number of GPUs)
+  std::vector<Gpu> gpus;
+  double storage_await_ms = 0;
+  double nvlink_competition = 0;
+  TimeMs sample_time_ms = 0;
+  bool metrics_known = true;  // false: the node's own series are missing or old
+  // What the API server knows (requests, not usage): for kube-scheduler's own
+  // resource fit and scoring, and for the fallback's remaining allocatable GPUs.
+  std::int64_t cpu_milli_allocatable = 0;
+  std::int64_t cpu_milli_requested = 0;
+  Bytes memory_allocatable = 0;
+  Bytes memory_requested = 0;
+  int gpus_requested = 0;  // advertised nvidia.com/gpu units already requested
+
+  // Derived by Finalize(): read by the policies on the hot path.
+  LoadVector load;
+  std::vector<Bytes> gpu_free;  // per GPU position in `gpus`
+  Bytes max_gpu_free = 0;
+  Bytes gpu_memory_used = 0;   // Σ over GPUs
+  Bytes gpu_memory_total = 0;  // Σ over GPUs
+  std::uint64_t nvlink_adjacency[kMaxGpusPerNode] = {};  // bit j set: GPU i and j are linked
+
+  // Recomputes the derived fields; call after changing GPUs or loads.
+  void Finalize();
+  int AllocatableGpus() const {
+    return allocatable_gpus >= 0 ? allocatable_gpus : static_cast<int>(gpus.size());
+  }
+};
+
+// DESIGN §3: NVLink-using pods on the node / (GPUs × slots per GPU).
+inline double NvlinkCompetitionIndex(int nvlink_pods, int gpus, int slots_per_gpu) {
+  return gpus > 0 && slots_per_gpu > 0 ? static_cast<double>(nvlink_pods) / (gpus * slots_per_gpu) : 0;
+}
+
+// DESIGN §3: node IO load L_io = min(1, await / 30 ms).
+inline double StorageIoLoad(double await_ms) { return await_ms <= 0 ? 0 : (await_ms >= 30 ? 1 : await_ms / 30); }
+
+enum class LoadType { kUnspecified, kGpuHeavy, kIoHeavy, kNvlinkHeavy, kInference };
+std::optional<LoadType> ParseLoadType(const std::string& text);
+const char* LoadTypeName(LoadType t);
+
+// What a pod asks for, decoded from its Kubernetes object.
+struct PodDemand {
+  std::string namespace_name = "default";
+  std::string name;
+  std::string uid;
+  int gpu_count = 0;
+  // Effective requests as kube-scheduler counts them: max(Σ containers, max init container),
+  // a container's request defaulting to its limit.
+  std::int64_t cpu_milli = 0;
+  Bytes memory_request = 0;
+  Bytes gpu_memory_per_gpu = 0;  // 0: not declared, estimated by the policy
+  bool gpu_memory_declared = false;
+  Bytes model_size = 0;  // ai.model-size: parameter memory, 0 when absent
+  bool nvlink_required = false;
+  bool nvlink_auto = false;  // ai.auto-nvlink: "true"
+  LoadType load_type = LoadType::kUnspecified;
+  std::vector<std::string> images;
+  Labels labels;
+  Labels annotations;
+  std::optional<double> gpu_reject_threshold;  // ai.gpu-reject-threshold, validated in 0..1
+  // Set when the pod object itself is malformed (bad annotation, quantity): the pod is
+  // unresolvable on every node and the reason names the field.
+  std::string invalid_reason;
+
+  std::string Key() const { return namespace_name + "/" + name; }
+};
+
+struct Placement {
+  std::string node;
+  GpuSet gpus;
+};
+
+}  // namespace tidal

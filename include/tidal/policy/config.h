@@ -1,0 +1,107 @@
+#pragma once
+// The policy configuration: one YAML file, every default from DESIGN.md.
+// Loading collects every problem with its field path; nothing half-loaded is used.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "tidal/core/clock.h"
+#include "tidal/core/types.h"
+#include "tidal/policy/thresholds.h"
+
+namespace tidal {
+
+// Collects config problems as "field.path: what is wrong".
+class ConfigErrors {
+ public:
+  void Add(const std::string& path, const std::string& message) {
+    items_.push_back(path + ": " + message);
+  }
+  void Merge(const ConfigErrors& other) {
+    items_.insert(items_.end(), other.items_.begin(), other.items_.end());
+  }
+  bool empty() const { return items_.empty(); }
+  const std::vector<std::string>& items() const { return items_; }
+  std::string Joined() const;
+
+ private:
+  std::vector<std::string> items_;
+};
+
+struct TenantConfig {
+  std::string namespace_name;
+  Thresholds thresholds;  // the cluster's, with the tenant's overrides applied
+  // Range inside which a pod's ai.gpu-reject-threshold may move the GPU memory
+  // reject threshold; values outside are clamped to it.
+  double pod_threshold_min = 0.0;
+  double pod_threshold_max = 0.85;
+};
+
+struct NvlinkDetection {
+  int slots_per_gpu = 2;
+  std::vector<std::string> image_patterns{"pytorch"};
+  int min_gpus = 2;  // an image match flags the pod only with at least this many GPUs
+};
+
+struct MemoryEstimate {
+  Bytes cuda_context = Bytes{1} << 30;          // 1 GiB
+  double parameter_factor = 3.0;                // real use is 2–3× the parameters
+  Bytes fallback = Bytes{8} << 30;              // no declaration, no model size, no type
+  std::map<LoadType, Bytes> by_load_type{{LoadType::kGpuHeavy, Bytes{16} << 30},
+                                         {LoadType::kIoHeavy, Bytes{4} << 30},
+                                         {LoadType::kNvlinkHeavy, Bytes{16} << 30},
+                                         {LoadType::kInference, Bytes{8} << 30}};
+};
+
+struct FallbackConfig {
+  TimeMs stage2_after_ms = 10'000;
+  Labels golden_pool{{"tidal.io/pool", "golden"}};
+};
+
+enum class WhenAllRejected { kPending, kLeastLoaded };
+
+struct PluginConfig {
+  std::string name;
+  bool enabled = true;
+  double weight = 1;
+  // The plugin's args as YAML text (empty: defaults), decoded and validated by the
+  // plugin's own args type. Text, not a YAML::Node: nodes alias on assignment.
+  std::string args;
+  YAML::Node ArgsNode() const { return args.empty() ? YAML::Node() : YAML::Load(args); }
+};
+
+struct PolicyConfig {
+  Thresholds thresholds;
+  double reject_threshold_safety_margin = 0.03;
+  double gpu_memory_decay_slope = 0.12;
+  bool decay_slope_set = false;  // explicit slope: the memory band is [reject_eff − slope, reject_eff]
+  TimeMs metric_cache_ttl_ms = 20'000;
+  TimeMs query_timeout_ms = 5'000;
+  TimeMs metrics_stale_after_ms = 60'000;  // a node's series older than this: unknown
+  NvlinkDetection nvlink;
+  MemoryEstimate memory_estimate;
+  FallbackConfig fallback;
+  WhenAllRejected when_all_rejected = WhenAllRejected::kPending;
+  std::vector<TenantConfig> tenants;
+  std::vector<PluginConfig> plugins;  // in order; defaults: loadaware, gpufit, balance
+
+  const TenantConfig* TenantFor(const std::string& ns) const;
+};
+
+// Parses and validates; throws InputError listing every problem.
+PolicyConfig LoadPolicyConfig(const YAML::Node& root);
+PolicyConfig LoadPolicyConfigFile(const std::string& path);
+PolicyConfig DefaultPolicyConfig();
+// Parses and validates without throwing; errors go to `errors`.
+PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors);
+
+// The effective configuration as YAML (what check-config prints).
+std::string DumpPolicyConfig(const PolicyConfig& config);
+
+// Duration strings: "20s", "500ms", "2m", "1h", or a bare number of seconds.
+std::optional<TimeMs> ParseDurationMs(const std::string& text);
+
+}  // namespace tidal

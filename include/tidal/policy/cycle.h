@@ -1,0 +1,18 @@
+#pragma once
+// The PreFilter step: everything about a pod computed once per cycle.
+#include "tidal/core/status.h"
+#include "tidal/policy/config.h"
+#include "tidal/policy/plugin.h"
+
+namespace tidal {
+
+// Resolves the pod's thresholds (cluster → namespace → annotation, then the
+// margin and decay slope), its per-GPU memory need and whether it uses NVLink.
+// A pod whose object is malformed yields an unresolvable Status.
+Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleState* out);
+
+EffectiveThresholds ResolveThresholds(const PolicyConfig& config, const PodDemand& pod);
+Bytes EstimateMemoryNeed(const MemoryEstimate& estimate, const PodDemand& pod);
+bool PodUsesNvlink(const NvlinkDetection& detection, const PodDemand& pod);
+
+}  // namespace tidal

@@ -1,0 +1,83 @@
+#pragma once
+// The policy plugin interface (DESIGN §4). Plugins are small pure functions of
+// (pod, node snapshot, args); the Runner owns timing, range checks and weights.
+#include <span>
+#include <string_view>
+
+#include "tidal/core/status.h"
+#include "tidal/core/types.h"
+#include "tidal/policy/thresholds.h"
+
+namespace tidal {
+
+// Per-pod data computed once per scheduling cycle (the PreFilter step).
+struct CycleState {
+  const PodDemand* pod = nullptr;
+  EffectiveThresholds thresholds;
+  Bytes memory_need_per_gpu = 0;  // declared or estimated
+  bool uses_nvlink = false;     // required or auto-detected: NVLink load counts for it
+  bool nvlink_required = false; // explicitly required: multi-GPU sets must be linked
+  int nvlink_slots_per_gpu = 2;
+};
+
+// Per-node data produced by filters and read by scorers (the chosen GPUs).
+struct NodeScratch {
+  GpuSet gpus;
+  int nvlink_links = 0;    // links inside the chosen set, summed over pairs
+  Bytes fit_slack = 0;     // Σ(free − need) over the chosen GPUs
+  bool placed = false;     // a placer chose GPUs for this node
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view Name() const = 0;
+};
+
+class FilterPlugin : public virtual Plugin {
+ public:
+  // Checks every node of `nodes` whose status is still ok (or all of them when
+  // `all` is set) and overwrites status[i] on rejection.
+  virtual void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
+                           std::span<NodeScratch> scratch, std::span<Status> status,
+                           bool all) const = 0;
+};
+
+class ScorePlugin : public virtual Plugin {
+ public:
+  // Writes a score in [0, 100] for every node whose status is ok.
+  virtual void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
+                          std::span<const NodeScratch> scratch, std::span<const Status> status,
+                          std::span<double> scores) const = 0;
+};
+
+// Adapters: a plugin writes FilterOne / ScoreOne and gets the batch loop without
+// a virtual call per node.
+template <class Derived>
+class FilterEachNode : public FilterPlugin {
+ public:
+  void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
+                   std::span<NodeScratch> scratch, std::span<Status> status,
+                   bool all) const final {
+    const auto& self = static_cast<const Derived&>(*this);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (!all && !status[i].ok()) continue;
+      Status s = self.FilterOne(cycle, *nodes[i], scratch[i]);
+      if (!s.ok() && status[i].ok()) status[i] = std::move(s);
+    }
+  }
+};
+
+template <class Derived>
+class ScoreEachNode : public ScorePlugin {
+ public:
+  void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
+                  std::span<const NodeScratch> scratch, std::span<const Status> status,
+                  std::span<double> scores) const final {
+    const auto& self = static_cast<const Derived&>(*this);
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      if (status[i].ok()) scores[i] = self.ScoreOne(cycle, *nodes[i], scratch[i]);
+  }
+};
+
+}  // namespace tidal

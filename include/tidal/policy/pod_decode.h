@@ -1,0 +1,59 @@
+#pragma once
+// Decoding Kubernetes Pod objects (JSON with simdjson, YAML with yaml-cpp) into
+// the pod's GPU demand. Malformed input gives a Status naming the field; a
+// malformed annotation gives a PodDemand with invalid_reason set (the pod is then
+// unresolvable everywhere), never a crash and never a looser check.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tidal/core/status.h"
+#include "tidal/core/types.h"
+
+namespace tidal {
+
+struct RawContainer {
+  std::string name;
+  std::string image;
+  std::map<std::string, std::string> env;       // literal values only
+  std::map<std::string, std::string> requests;  // resource name → quantity text
+  std::map<std::string, std::string> limits;
+};
+
+struct RawPod {
+  std::string namespace_name = "default";
+  std::string name;
+  std::string uid;
+  std::string node_name;  // spec.nodeName
+  std::string phase;      // status.phase
+  Labels labels;
+  Labels annotations;
+  std::vector<RawContainer> containers;
+  std::vector<RawContainer> init_containers;
+};
+
+// A whole Pod document: JSON if it starts with '{', YAML otherwise.
+Status DecodePodText(std::string_view text, RawPod* out);
+Status DecodePodJson(std::string_view json, RawPod* out);
+Status DecodePodYaml(std::string_view yaml, RawPod* out);
+
+// GPU count from nvidia.com/gpu (limits, else requests; summed over containers,
+// max with init containers), annotations ai.gpu-memory, ai.model-size,
+// ai.gpu-reject-threshold, ai.nvlink-required, ai.auto-nvlink, env
+// AI_NV_LINK_REQUIRED and AI_LOAD_TYPE, images, cpu/memory requests.
+PodDemand ToPodDemand(const RawPod& pod);
+
+// Strict parse of ai.gpu-reject-threshold: a plain decimal in [0, 1], no spaces.
+std::optional<double> ParseRejectThreshold(std::string_view text, std::string* error);
+
+inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+inline constexpr std::string_view kAnnotationGpuMemory = "ai.gpu-memory";
+inline constexpr std::string_view kAnnotationModelSize = "ai.model-size";
+inline constexpr std::string_view kAnnotationRejectThreshold = "ai.gpu-reject-threshold";
+inline constexpr std::string_view kAnnotationNvlinkRequired = "ai.nvlink-required";
+inline constexpr std::string_view kAnnotationAutoNvlink = "ai.auto-nvlink";
+inline constexpr std::string_view kEnvNvlinkRequired = "AI_NV_LINK_REQUIRED";
+inline constexpr std::string_view kEnvLoadType = "AI_LOAD_TYPE";
+
+}  // namespace tidal

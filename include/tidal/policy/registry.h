@@ -1,0 +1,32 @@
+#pragma once
+// The plugin registry: one line per plugin in registry.cc.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "tidal/policy/config.h"
+#include "tidal/policy/plugin.h"
+
+namespace tidal {
+
+// Builds a plugin from its args node (null: defaults); reports every problem
+// under `path` (e.g. "plugins.balance.args") and returns null if any.
+using PluginFactory = std::function<std::unique_ptr<Plugin>(const YAML::Node& args,
+                                                           const std::string& path,
+                                                           ConfigErrors& errors)>;
+
+struct PluginEntry {
+  std::string name;
+  std::string summary;
+  PluginFactory make;
+  bool default_enabled = false;  // part of Tidal's default profile
+  double default_weight = 1;
+};
+
+const std::vector<PluginEntry>& Registry();
+const PluginEntry* FindPlugin(const std::string& name);
+
+}  // namespace tidal

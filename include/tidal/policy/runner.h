@@ -1,0 +1,85 @@
+#pragma once
+// The runner: PreFilter, filter plugins, weighted score plugins. It times each
+// plugin, checks scores are in [0, 100], tags failures with the plugin's name and
+// returns per node the verdict, reasons, per-plugin scores, final score and GPUs.
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tidal/policy/config.h"
+#include "tidal/policy/plugin.h"
+
+namespace tidal {
+
+struct NodeResult {
+  const NodeState* node = nullptr;
+  Status status;                // the first failure, or fits
+  std::vector<Status> reasons;  // every failure (only with RunOptions::all_reasons)
+  GpuSet gpus;                  // chosen by the placer, when one ran
+  bool placed = false;
+  double score = 0;             // final, 0..100, for feasible nodes
+  bool feasible() const { return status.ok(); }
+};
+
+struct PluginTiming {
+  std::string plugin;
+  std::chrono::nanoseconds filter{0};
+  std::chrono::nanoseconds score{0};
+};
+
+struct Evaluation {
+  Status pod_status;  // unresolvable everywhere (e.g. a malformed annotation)
+  CycleState cycle;
+  std::vector<NodeResult> nodes;        // in input order
+  std::vector<std::string> score_names;  // score plugins, in order
+  std::vector<double> plugin_scores;     // [node][score plugin], row-major
+  std::vector<PluginTiming> timings;
+  int best = -1;  // index into nodes of the highest final score; ties: first
+
+  double PluginScore(std::size_t node, std::size_t plugin) const {
+    return plugin_scores[node * score_names.size() + plugin];
+  }
+  int FeasibleCount() const;
+};
+
+struct RunOptions {
+  bool all_reasons = false;  // run every filter on every node (explain), not just until the first failure
+  bool time_plugins = true;
+};
+
+class Runner {
+ public:
+  // Builds the enabled plugins of `config`; throws InputError on bad plugin args.
+  explicit Runner(PolicyConfig config);
+  // With plugins built by the caller (tests, custom simulator policies), in order.
+  struct WeightedPlugin {
+    std::unique_ptr<Plugin> plugin;
+    double weight = 1;
+  };
+  Runner(PolicyConfig config, std::vector<WeightedPlugin> plugins);
+
+  void Evaluate(const PodDemand& pod, std::span<const NodeState* const> nodes,
+                const RunOptions& options, Evaluation* out) const;
+  Evaluation Evaluate(const PodDemand& pod, std::span<const NodeState> nodes,
+                      const RunOptions& options = {}) const;
+
+  const PolicyConfig& config() const { return config_; }
+
+ private:
+  struct Score {
+    std::string name;
+    const ScorePlugin* plugin;
+    double weight;
+  };
+  void Add(std::unique_ptr<Plugin> plugin, double weight);
+
+  PolicyConfig config_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  std::vector<std::pair<std::string, const FilterPlugin*>> filters_;
+  std::vector<Score> scores_;
+  double weight_sum_ = 0;
+};
+
+}  // namespace tidal

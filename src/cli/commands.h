@@ -1,0 +1,11 @@
+#pragma once
+// Subcommands of the tidal executable; each registers itself on the CLI11 app.
+#include <CLI/CLI.hpp>
+
+namespace tidal::cli {
+
+void AddExplain(CLI::App& app);
+void AddCheckConfig(CLI::App& app);
+void AddSimulate(CLI::App& app);
+
+}  // namespace tidal::cli

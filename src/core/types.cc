@@ -1,0 +1,69 @@
+#include "tidal/core/types.h"
+
+#include <algorithm>
+
+namespace tidal {
+
+std::vector<int> GpuSet::Indices() const {
+  std::vector<int> out;
+  for (std::uint64_t b = bits_; b != 0; b &= b - 1) out.push_back(std::countr_zero(b));
+  return out;
+}
+
+int Gpu::LinksTo(int peer) const {
+  for (const auto& p : nvlink_peers)
+    if (p.peer == peer) return p.links;
+  return 0;
+}
+
+void NodeState::Finalize() {
+  Bytes used = 0, total = 0;
+  double util_sum = 0;
+  gpu_free.clear();
+  max_gpu_free = 0;
+  std::fill(std::begin(nvlink_adjacency), std::end(nvlink_adjacency), 0);
+  for (const Gpu& g : gpus) {
+    used += g.memory_used;
+    total += g.memory_total;
+    util_sum += g.nvlink_utilization;
+    gpu_free.push_back(g.memory_free());
+    max_gpu_free = std::max(max_gpu_free, g.memory_free());
+    if (g.index < 0 || g.index >= kMaxGpusPerNode) continue;
+    for (const auto& p : g.nvlink_peers)
+      if (p.links > 0 && p.peer >= 0 && p.peer < kMaxGpusPerNode)
+        nvlink_adjacency[g.index] |= std::uint64_t{1} << p.peer;
+  }
+  gpu_memory_used = used;
+  gpu_memory_total = total;
+  load.gpu_memory = total > 0 ? static_cast<double>(used) / static_cast<double>(total) : 0;
+  const double util_mean = gpus.empty() ? 0 : util_sum / static_cast<double>(gpus.size());
+  load.nvlink = std::max(nvlink_competition, util_mean);
+  load.await_ms = storage_await_ms;
+}
+
+std::optional<LoadType> ParseLoadType(const std::string& text) {
+  if (text.empty()) return LoadType::kUnspecified;
+  if (text == "GPU_HEAVY") return LoadType::kGpuHeavy;
+  if (text == "IO_HEAVY") return LoadType::kIoHeavy;
+  if (text == "NVLINK_HEAVY") return LoadType::kNvlinkHeavy;
+  if (text == "INFERENCE") return LoadType::kInference;
+  return std::nullopt;
+}
+
+const char* LoadTypeName(LoadType t) {
+  switch (t) {
+    case LoadType::kGpuHeavy:
+      return "GPU_HEAVY";
+    case LoadType::kIoHeavy:
+      return "IO_HEAVY";
+    case LoadType::kNvlinkHeavy:
+      return "NVLINK_HEAVY";
+    case LoadType::kInference:
+      return "INFERENCE";
+    case LoadType::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+}  // namespace tidal

@@ -1,0 +1,388 @@
+#include "tidal/policy/config.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "tidal/core/quantity.h"
+#include "tidal/core/status.h"
+#include "tidal/policy/registry.h"
+#include "tidal/policy/yaml_util.h"
+
+namespace tidal {
+
+using namespace yamlutil;
+
+std::string ConfigErrors::Joined() const {
+  std::string out;
+  for (const auto& e : items_) out += e + "\n";
+  return out;
+}
+
+const TenantConfig* PolicyConfig::TenantFor(const std::string& ns) const {
+  for (const auto& t : tenants)
+    if (t.namespace_name == ns) return &t;
+  return nullptr;
+}
+
+std::optional<TimeMs> ParseDurationMs(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
+  if (i == 0) return std::nullopt;
+  double value = 0;
+  try {
+    std::size_t used = 0;
+    value = std::stod(text.substr(0, i), &used);
+    if (used != i) return std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(i);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1000;
+  else if (unit == "ms") scale = 1;
+  else if (unit == "m") scale = 60'000;
+  else if (unit == "h") scale = 3'600'000;
+  else return std::nullopt;
+  if (!std::isfinite(value) || value * scale > 1e15) return std::nullopt;
+  return static_cast<TimeMs>(std::llround(value * scale));
+}
+
+namespace {
+
+void ReadPair(const YAML::Node& node, const std::string& path, ThresholdPair* pair,
+              ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"warn", "reject"}, errors);
+  ReadDouble(node, path, "warn", &pair->warn, errors);
+  ReadDouble(node, path, "reject", &pair->reject, errors);
+}
+
+void ReadThresholds(const YAML::Node& node, const std::string& path, Thresholds* t,
+                    ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"gpuMemory", "nvlink", "storageAwaitMs"}, errors);
+  ReadPair(node["gpuMemory"], Join(path, "gpuMemory"), &t->gpu_memory, errors);
+  ReadPair(node["nvlink"], Join(path, "nvlink"), &t->nvlink, errors);
+  ReadPair(node["storageAwaitMs"], Join(path, "storageAwaitMs"), &t->await_ms, errors);
+}
+
+void CheckFraction(double v, const std::string& path, ConfigErrors& errors) {
+  if (!(v >= 0 && v <= 1)) errors.Add(path, Fmt(v) + " is outside [0, 1]");
+}
+
+void ValidateThresholds(const Thresholds& t, const std::string& path, ConfigErrors& errors) {
+  const std::string mem = Join(path, "gpuMemory"), nvl = Join(path, "nvlink"),
+                    io = Join(path, "storageAwaitMs");
+  CheckFraction(t.gpu_memory.warn, mem + ".warn", errors);
+  CheckFraction(t.gpu_memory.reject, mem + ".reject", errors);
+  CheckFraction(t.nvlink.warn, nvl + ".warn", errors);
+  CheckFraction(t.nvlink.reject, nvl + ".reject", errors);
+  if (!(t.await_ms.warn >= 0)) errors.Add(io + ".warn", Fmt(t.await_ms.warn) + " must be >= 0");
+  if (!(t.await_ms.reject > 0)) errors.Add(io + ".reject", Fmt(t.await_ms.reject) + " must be > 0");
+  auto order = [&](const ThresholdPair& p, const std::string& at) {
+    if (p.warn >= p.reject)
+      errors.Add(at + ".warn", Fmt(p.warn) + " must be below reject " + Fmt(p.reject));
+  };
+  order(t.gpu_memory, mem);
+  order(t.nvlink, nvl);
+  order(t.await_ms, io);
+}
+
+void ReadNvlink(const YAML::Node& node, const std::string& path, NvlinkDetection* d,
+                ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"slotsPerGpu", "autoDetect"}, errors);
+  ReadInt(node, path, "slotsPerGpu", &d->slots_per_gpu, errors);
+  if (d->slots_per_gpu < 1) errors.Add(Join(path, "slotsPerGpu"), "must be >= 1");
+  const std::string ap = Join(path, "autoDetect");
+  const YAML::Node a = node["autoDetect"];
+  if (!IsMap(a, ap, errors)) return;
+  CheckKeys(a, ap, {"imagePatterns", "minGpus"}, errors);
+  ReadInt(a, ap, "minGpus", &d->min_gpus, errors);
+  if (d->min_gpus < 2) errors.Add(Join(ap, "minGpus"), "must be >= 2 (one GPU never uses NVLink)");
+  if (const YAML::Node p = a["imagePatterns"]; p && !p.IsNull()) {
+    if (!p.IsSequence()) {
+      errors.Add(Join(ap, "imagePatterns"), "expected a list of strings");
+    } else {
+      d->image_patterns.clear();
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        if (!p[i].IsScalar() || p[i].Scalar().empty())
+          errors.Add(Join(ap, "imagePatterns") + "[" + std::to_string(i) + "]",
+                     "expected a non-empty string");
+        else
+          d->image_patterns.push_back(p[i].Scalar());
+      }
+    }
+  }
+}
+
+void ReadMemoryEstimate(const YAML::Node& node, const std::string& path, MemoryEstimate* m,
+                        ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"cudaContext", "parameterFactor", "default", "byLoadType"}, errors);
+  ReadBytes(node, path, "cudaContext", &m->cuda_context, errors);
+  ReadBytes(node, path, "default", &m->fallback, errors);
+  ReadDouble(node, path, "parameterFactor", &m->parameter_factor, errors);
+  if (!(m->parameter_factor >= 1 && m->parameter_factor <= 10))
+    errors.Add(Join(path, "parameterFactor"), Fmt(m->parameter_factor) + " is outside [1, 10]");
+  const std::string bp = Join(path, "byLoadType");
+  const YAML::Node b = node["byLoadType"];
+  if (!IsMap(b, bp, errors)) return;
+  for (const auto& kv : b) {
+    const std::string key = kv.first.Scalar();
+    auto type = ParseLoadType(key);
+    if (!type || *type == LoadType::kUnspecified) {
+      errors.Add(Join(bp, key), "unknown load type (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
+      continue;
+    }
+    Bytes v = 0;
+    ReadBytes(b, bp, key.c_str(), &v, errors);
+    m->by_load_type[*type] = v;
+  }
+}
+
+void ReadFallback(const YAML::Node& node, const std::string& path, FallbackConfig* f,
+                  ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"stage2After", "goldenPool"}, errors);
+  ReadDuration(node, path, "stage2After", &f->stage2_after_ms, errors);
+  const std::string gp = Join(path, "goldenPool");
+  const YAML::Node g = node["goldenPool"];
+  if (!IsMap(g, gp, errors)) return;
+  f->golden_pool.clear();
+  for (const auto& kv : g) {
+    if (!kv.second.IsScalar()) {
+      errors.Add(Join(gp, kv.first.Scalar()), "expected a label value");
+      continue;
+    }
+    f->golden_pool[kv.first.Scalar()] = kv.second.Scalar();
+  }
+  if (f->golden_pool.empty()) errors.Add(gp, "must select at least one label");
+}
+
+void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyConfig& base,
+                 std::vector<TenantConfig>* out, ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  for (const auto& kv : node) {
+    const std::string ns = kv.first.Scalar();
+    const std::string tp = Join(path, ns);
+    TenantConfig t;
+    t.namespace_name = ns;
+    t.thresholds = base.thresholds;
+    const YAML::Node v = kv.second;
+    if (v && !v.IsNull() && !v.IsMap()) {
+      errors.Add(tp, "expected a mapping");
+      continue;
+    }
+    CheckKeys(v, tp, {"thresholds", "podThresholdRange"}, errors);
+    ReadThresholds(v["thresholds"], Join(tp, "thresholds"), &t.thresholds, errors);
+    ValidateThresholds(t.thresholds, Join(tp, "thresholds"), errors);
+    t.pod_threshold_min = 0;
+    t.pod_threshold_max = t.thresholds.gpu_memory.reject;
+    const std::string rp = Join(tp, "podThresholdRange");
+    if (IsMap(v["podThresholdRange"], rp, errors)) {
+      CheckKeys(v["podThresholdRange"], rp, {"min", "max"}, errors);
+      ReadDouble(v["podThresholdRange"], rp, "min", &t.pod_threshold_min, errors);
+      ReadDouble(v["podThresholdRange"], rp, "max", &t.pod_threshold_max, errors);
+      CheckFraction(t.pod_threshold_min, rp + ".min", errors);
+      CheckFraction(t.pod_threshold_max, rp + ".max", errors);
+      if (t.pod_threshold_min > t.pod_threshold_max)
+        errors.Add(rp + ".min", Fmt(t.pod_threshold_min) + " is above max " +
+                                    Fmt(t.pod_threshold_max));
+    }
+    out->push_back(std::move(t));
+  }
+}
+
+std::vector<PluginConfig> DefaultPlugins() {
+  std::vector<PluginConfig> out;
+  for (const auto& e : Registry())
+    if (e.default_enabled) out.push_back({e.name, true, e.default_weight, ""});
+  return out;
+}
+
+void ReadPlugins(const YAML::Node& node, const std::string& path, std::vector<PluginConfig>* out,
+                 ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  out->clear();
+  for (const auto& kv : node) {
+    const std::string name = kv.first.Scalar();
+    const std::string pp = Join(path, name);
+    const PluginEntry* entry = FindPlugin(name);
+    if (!entry) {
+      std::string known;
+      for (const auto& e : Registry()) known += (known.empty() ? "" : ", ") + e.name;
+      errors.Add(pp, "unknown plugin (expected one of: " + known + ")");
+      continue;
+    }
+    PluginConfig pc{name, true, entry->default_weight, ""};
+    const YAML::Node v = kv.second;
+    if (v && !v.IsNull()) {
+      if (!v.IsMap()) {
+        errors.Add(pp, "expected a mapping");
+        continue;
+      }
+      CheckKeys(v, pp, {"enabled", "weight", "args"}, errors);
+      ReadBool(v, pp, "enabled", &pc.enabled, errors);
+      ReadDouble(v, pp, "weight", &pc.weight, errors);
+      if (!(pc.weight > 0 && pc.weight <= 100))
+        errors.Add(Join(pp, "weight"), Fmt(pc.weight) + " is outside (0, 100]");
+      if (const YAML::Node a = v["args"]; a && !a.IsNull()) {
+        YAML::Emitter e;
+        e << YAML::Flow << a;
+        pc.args = e.c_str();
+      }
+    }
+    // Validate the args by building the plugin once; the factory names each field.
+    entry->make(pc.ArgsNode(), Join(pp, "args"), errors);
+    out->push_back(std::move(pc));
+  }
+}
+
+}  // namespace
+
+PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
+  PolicyConfig c;
+  c.plugins = DefaultPlugins();
+  if (!root || root.IsNull()) return c;
+  if (!root.IsMap()) {
+    errors.Add("(root)", "expected a mapping");
+    return c;
+  }
+  CheckKeys(root, "",
+            {"thresholds", "rejectThresholdSafetyMargin", "gpuMemoryDecaySlope", "metricCacheTTL",
+             "queryTimeout", "metricsStaleAfter", "nvlink", "memoryEstimate", "fallback",
+             "whenAllRejected", "tenants", "plugins"},
+            errors);
+  ReadThresholds(root["thresholds"], "thresholds", &c.thresholds, errors);
+  ValidateThresholds(c.thresholds, "thresholds", errors);
+  ReadDouble(root, "", "rejectThresholdSafetyMargin", &c.reject_threshold_safety_margin, errors);
+  if (!(c.reject_threshold_safety_margin >= 0 && c.reject_threshold_safety_margin <= 0.5))
+    errors.Add("rejectThresholdSafetyMargin",
+               Fmt(c.reject_threshold_safety_margin) + " is outside [0, 0.5]");
+  if (root["gpuMemoryDecaySlope"] && !root["gpuMemoryDecaySlope"].IsNull()) {
+    ConfigErrors local;
+    ReadDouble(root, "", "gpuMemoryDecaySlope", &c.gpu_memory_decay_slope, local);
+    for (const auto& e : local.items()) errors.Add("gpuMemoryDecaySlope", e.substr(e.find(": ") + 2));
+    c.decay_slope_set = local.empty();
+    const double reject_eff = c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin;
+    if (!(c.gpu_memory_decay_slope > 0 && c.gpu_memory_decay_slope <= reject_eff))
+      errors.Add("gpuMemoryDecaySlope", Fmt(c.gpu_memory_decay_slope) +
+                                            " is outside (0, " + Fmt(reject_eff) +
+                                            "] (the effective GPU memory reject threshold)");
+  } else {
+    // Unset: the band runs from the warning threshold to the effective reject threshold.
+    c.gpu_memory_decay_slope =
+        c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin - c.thresholds.gpu_memory.warn;
+  }
+  ReadDuration(root, "", "metricCacheTTL", &c.metric_cache_ttl_ms, errors);
+  if (c.metric_cache_ttl_ms < 1000) errors.Add("metricCacheTTL", "must be at least 1s");
+  ReadDuration(root, "", "queryTimeout", &c.query_timeout_ms, errors);
+  if (c.query_timeout_ms < 100) errors.Add("queryTimeout", "must be at least 100ms");
+  ReadDuration(root, "", "metricsStaleAfter", &c.metrics_stale_after_ms, errors);
+  ReadNvlink(root["nvlink"], "nvlink", &c.nvlink, errors);
+  ReadMemoryEstimate(root["memoryEstimate"], "memoryEstimate", &c.memory_estimate, errors);
+  ReadFallback(root["fallback"], "fallback", &c.fallback, errors);
+  std::string when = "pending";
+  ReadString(root, "", "whenAllRejected", &when, errors);
+  if (when == "pending") c.when_all_rejected = WhenAllRejected::kPending;
+  else if (when == "least-loaded") c.when_all_rejected = WhenAllRejected::kLeastLoaded;
+  else errors.Add("whenAllRejected", "\"" + when + "\" (expected pending or least-loaded)");
+  ReadTenants(root["tenants"], "tenants", c, &c.tenants, errors);
+  ReadPlugins(root["plugins"], "plugins", &c.plugins, errors);
+  return c;
+}
+
+PolicyConfig DefaultPolicyConfig() {
+  ConfigErrors errors;
+  return ParsePolicyConfig(YAML::Node(), errors);
+}
+
+PolicyConfig LoadPolicyConfig(const YAML::Node& root) {
+  ConfigErrors errors;
+  PolicyConfig c = ParsePolicyConfig(root, errors);
+  if (!errors.empty()) throw InputError{errors.Joined()};
+  return c;
+}
+
+PolicyConfig LoadPolicyConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError{path + ": cannot open the config file"};
+  YAML::Node root;
+  try {
+    root = YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    throw InputError{path + ": not valid YAML: " + e.what()};
+  }
+  ConfigErrors errors;
+  PolicyConfig c = ParsePolicyConfig(root, errors);
+  if (!errors.empty()) throw InputError{errors.Joined()};
+  return c;
+}
+
+std::string DumpPolicyConfig(const PolicyConfig& c) {
+  YAML::Emitter out;
+  auto pair = [&](const char* name, const ThresholdPair& p) {
+    out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "warn"
+        << YAML::Value << p.warn << YAML::Key << "reject" << YAML::Value << p.reject
+        << YAML::EndMap;
+  };
+  auto thresholds = [&](const Thresholds& t) {
+    out << YAML::BeginMap;
+    pair("gpuMemory", t.gpu_memory);
+    pair("nvlink", t.nvlink);
+    pair("storageAwaitMs", t.await_ms);
+    out << YAML::EndMap;
+  };
+  auto dur = [](TimeMs ms) { return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms"; };
+  out << YAML::BeginMap;
+  out << YAML::Key << "thresholds" << YAML::Value;
+  thresholds(c.thresholds);
+  out << YAML::Key << "rejectThresholdSafetyMargin" << YAML::Value << c.reject_threshold_safety_margin;
+  out << YAML::Key << "gpuMemoryDecaySlope" << YAML::Value << Fmt(c.gpu_memory_decay_slope);
+  out << YAML::Key << "metricCacheTTL" << YAML::Value << dur(c.metric_cache_ttl_ms);
+  out << YAML::Key << "queryTimeout" << YAML::Value << dur(c.query_timeout_ms);
+  out << YAML::Key << "metricsStaleAfter" << YAML::Value << dur(c.metrics_stale_after_ms);
+  out << YAML::Key << "nvlink" << YAML::Value << YAML::BeginMap << YAML::Key << "slotsPerGpu"
+      << YAML::Value << c.nvlink.slots_per_gpu << YAML::Key << "autoDetect" << YAML::Value
+      << YAML::BeginMap << YAML::Key << "imagePatterns" << YAML::Value << YAML::Flow
+      << c.nvlink.image_patterns << YAML::Key << "minGpus" << YAML::Value << c.nvlink.min_gpus
+      << YAML::EndMap << YAML::EndMap;
+  out << YAML::Key << "memoryEstimate" << YAML::Value << YAML::BeginMap << YAML::Key
+      << "cudaContext" << YAML::Value << FormatBytes(c.memory_estimate.cuda_context) << YAML::Key
+      << "parameterFactor" << YAML::Value << c.memory_estimate.parameter_factor << YAML::Key
+      << "default" << YAML::Value << FormatBytes(c.memory_estimate.fallback) << YAML::Key
+      << "byLoadType" << YAML::Value << YAML::BeginMap;
+  for (const auto& [type, bytes] : c.memory_estimate.by_load_type)
+    out << YAML::Key << LoadTypeName(type) << YAML::Value << FormatBytes(bytes);
+  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::Key << "fallback" << YAML::Value << YAML::BeginMap << YAML::Key << "stage2After"
+      << YAML::Value << dur(c.fallback.stage2_after_ms) << YAML::Key << "goldenPool"
+      << YAML::Value << c.fallback.golden_pool << YAML::EndMap;
+  out << YAML::Key << "whenAllRejected" << YAML::Value
+      << (c.when_all_rejected == WhenAllRejected::kPending ? "pending" : "least-loaded");
+  out << YAML::Key << "tenants" << YAML::Value << YAML::BeginMap;
+  for (const auto& t : c.tenants) {
+    out << YAML::Key << t.namespace_name << YAML::Value << YAML::BeginMap << YAML::Key
+        << "thresholds" << YAML::Value;
+    thresholds(t.thresholds);
+    out << YAML::Key << "podThresholdRange" << YAML::Value << YAML::Flow << YAML::BeginMap
+        << YAML::Key << "min" << YAML::Value << t.pod_threshold_min << YAML::Key << "max"
+        << YAML::Value << t.pod_threshold_max << YAML::EndMap << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "plugins" << YAML::Value << YAML::BeginMap;
+  for (const auto& p : c.plugins) {
+    out << YAML::Key << p.name << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
+        << YAML::Value << p.enabled << YAML::Key << "weight" << YAML::Value << p.weight;
+    if (!p.args.empty()) out << YAML::Key << "args" << YAML::Value << p.ArgsNode();
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace tidal

@@ -1,0 +1,55 @@
+#include <algorithm>
+#include <cctype>
+
+#include "tidal/policy/cycle.h"
+
+namespace tidal {
+namespace {
+
+bool ContainsIgnoreCase(const std::string& text, const std::string& pattern) {
+  auto it = std::search(text.begin(), text.end(), pattern.begin(), pattern.end(),
+                        [](char a, char b) { return std::tolower(a) == std::tolower(b); });
+  return !pattern.empty() && it != text.end();
+}
+
+}  // namespace
+
+Bytes EstimateMemoryNeed(const MemoryEstimate& estimate, const PodDemand& pod) {
+  if (pod.gpu_memory_declared) return pod.gpu_memory_per_gpu;
+  if (pod.model_size > 0) {
+    // CUDA context plus activations and optimiser state: 2–3× the parameters,
+    // spread over the pod's GPUs.
+    const int gpus = std::max(1, pod.gpu_count);
+    return estimate.cuda_context +
+           static_cast<Bytes>(estimate.parameter_factor * static_cast<double>(pod.model_size) /
+                              gpus);
+  }
+  auto it = estimate.by_load_type.find(pod.load_type);
+  return it != estimate.by_load_type.end() ? it->second : estimate.fallback;
+}
+
+bool PodUsesNvlink(const NvlinkDetection& detection, const PodDemand& pod) {
+  if (pod.nvlink_required) return true;
+  if (pod.gpu_count < std::max(2, detection.min_gpus)) {
+    // One GPU never talks over NVLink to itself: only an explicit request counts.
+    return false;
+  }
+  if (pod.nvlink_auto) return true;
+  for (const auto& image : pod.images)
+    for (const auto& pattern : detection.image_patterns)
+      if (ContainsIgnoreCase(image, pattern)) return true;
+  return false;
+}
+
+Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleState* out) {
+  out->pod = &pod;
+  if (!pod.invalid_reason.empty()) return Status::Unresolvable(pod.invalid_reason);
+  out->thresholds = ResolveThresholds(config, pod);
+  out->memory_need_per_gpu = pod.gpu_count > 0 ? EstimateMemoryNeed(config.memory_estimate, pod) : 0;
+  out->uses_nvlink = PodUsesNvlink(config.nvlink, pod);
+  out->nvlink_required = pod.nvlink_required;
+  out->nvlink_slots_per_gpu = config.nvlink.slots_per_gpu;
+  return Status::Fits();
+}
+
+}  // namespace tidal

@@ -1,0 +1,221 @@
+#include "policy/plugins/gpufit/gpufit.h"
+
+#include <algorithm>
+#include <bit>
+
+#include <fmt/format.h>
+
+#include "tidal/core/quantity.h"
+
+namespace tidal {
+namespace {
+
+struct Candidate {
+  int index;      // GPU index on the node
+  Bytes free;
+  const Gpu* gpu;
+};
+
+// Better: more links, then less slack, then the smaller bitmask (the set whose
+// highest GPU index is lowest): deterministic whatever the search order.
+bool Better(int links, Bytes slack, std::uint64_t bits, const GpuChoice& best, bool have) {
+  if (!have) return true;
+  if (links != best.links) return links > best.links;
+  if (slack != best.slack) return slack < best.slack;
+  return bits < best.gpus.bits();
+}
+
+class CliqueSearch {
+ public:
+  CliqueSearch(const NodeState& node, const std::vector<Candidate>& c, int k, Bytes need,
+               bool require, bool prefer)
+      : node_(node), c_(c), k_(k), need_(need), require_(require), prefer_(prefer) {}
+
+  void Run(GpuChoice* best, bool* have) {
+    best_ = best;
+    have_ = have;
+    Recurse(0, 0, 0, 0, 0);
+  }
+
+ private:
+  void Recurse(std::size_t from, int depth, std::uint64_t bits, int links, Bytes slack) {
+    if (depth == k_) {
+      if (Better(prefer_ ? links : 0, slack, bits, *best_, *have_)) {
+        best_->gpus = GpuSet(bits);
+        best_->links = links;
+        best_->slack = slack;
+        *have_ = true;
+      }
+      return;
+    }
+    for (std::size_t i = from; i + static_cast<std::size_t>(k_ - depth) <= c_.size(); ++i) {
+      const int g = c_[i].index;
+      int added = 0;
+      bool linked_to_all = true;
+      for (std::uint64_t b = bits; b != 0; b &= b - 1) {
+        const int other = std::countr_zero(b);
+        const int l = c_[i].gpu->LinksTo(other);
+        if (l == 0 && !(node_.nvlink_adjacency[g] >> other & 1U)) linked_to_all = false;
+        added += l;
+      }
+      if (require_ && !linked_to_all) continue;
+      Recurse(i + 1, depth + 1, bits | (std::uint64_t{1} << g), links + added,
+              slack + (c_[i].free - need_));
+    }
+  }
+
+  const NodeState& node_;
+  const std::vector<Candidate>& c_;
+  int k_;
+  Bytes need_;
+  bool require_, prefer_;
+  GpuChoice* best_ = nullptr;
+  bool* have_ = nullptr;
+};
+
+// Greedy for large nodes: seed with each candidate, extend by the GPU that adds
+// the most links (then the tightest fit).
+void Greedy(const std::vector<Candidate>& c, int k, Bytes need, bool require, bool prefer,
+            GpuChoice* best, bool* have) {
+  for (std::size_t seed = 0; seed < c.size(); ++seed) {
+    std::uint64_t bits = std::uint64_t{1} << c[seed].index;
+    std::vector<char> used(c.size(), 0);
+    used[seed] = 1;
+    int links = 0;
+    Bytes slack = c[seed].free - need;
+    bool ok = true;
+    for (int depth = 1; depth < k && ok; ++depth) {
+      int pick = -1, pick_links = -1;
+      Bytes pick_slack = 0;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        if (used[i]) continue;
+        int added = 0;
+        bool all = true;
+        for (std::uint64_t b = bits; b != 0; b &= b - 1) {
+          const int l = c[i].gpu->LinksTo(std::countr_zero(b));
+          all = all && l > 0;
+          added += l;
+        }
+        if (require && !all) continue;
+        const int score = prefer ? added : 0;
+        const Bytes s = c[i].free - need;
+        if (score > pick_links || (score == pick_links && s < pick_slack)) {
+          pick = static_cast<int>(i);
+          pick_links = score;
+          pick_slack = s;
+        }
+      }
+      if (pick < 0) {
+        ok = false;
+        break;
+      }
+      used[pick] = 1;
+      bits |= std::uint64_t{1} << c[pick].index;
+      links += pick_links;
+      slack += pick_slack;
+    }
+    if (ok && Better(links, slack, bits, *best, *have)) {
+      best->gpus = GpuSet(bits);
+      best->links = links;
+      best->slack = slack;
+      *have = true;
+    }
+  }
+}
+
+}  // namespace
+
+bool ChooseGpus(const NodeState& node, int count, Bytes need, bool require_nvlink,
+                bool prefer_links, int exhaustive_limit, GpuChoice* out) {
+  *out = GpuChoice{};
+  if (count <= 0) return true;
+  if (count == 1) {
+    // Fast path: the tightest single fit, lowest index on ties.
+    int best = -1;
+    Bytes best_free = 0;
+    for (std::size_t i = 0; i < node.gpu_free.size(); ++i) {
+      const Bytes f = node.gpu_free[i];
+      if (f >= need && (best < 0 || f < best_free)) {
+        best = static_cast<int>(i);
+        best_free = f;
+      }
+    }
+    if (best < 0) return false;
+    out->gpus.Add(node.gpus[best].index);
+    out->slack = best_free - need;
+    return true;
+  }
+  std::vector<Candidate> c;
+  for (std::size_t i = 0; i < node.gpus.size(); ++i)
+    if (node.gpu_free[i] >= need && node.gpus[i].index >= 0 &&
+        node.gpus[i].index < kMaxGpusPerNode)
+      c.push_back({node.gpus[i].index, node.gpu_free[i], &node.gpus[i]});
+  if (static_cast<int>(c.size()) < count) return false;
+  bool have = false;
+  if (static_cast<int>(c.size()) <= exhaustive_limit) {
+    CliqueSearch(node, c, count, need, require_nvlink, prefer_links).Run(out, &have);
+  } else {
+    Greedy(c, count, need, require_nvlink, prefer_links, out, &have);
+  }
+  return have;
+}
+
+Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
+                         NodeScratch& scratch) const {
+  const int k = cycle.pod->gpu_count;
+  if (k <= 0) return Status::Fits();
+  if (static_cast<int>(node.gpus.size()) < k)
+    return Status::Unresolvable(
+        fmt::format("pod needs {} GPUs, node has {}", k, node.gpus.size()));
+  if (!node.metrics_known) return Status::Fits();  // no per-GPU view: the device plugin decides
+  const Bytes need = cycle.memory_need_per_gpu;
+  // Only an explicit request makes links a hard constraint; auto-detection prefers them.
+  const bool require = cycle.nvlink_required && k >= 2;
+  if (require) {
+    bool any_link = false;
+    for (const auto& g : node.gpus) any_link = any_link || !g.nvlink_peers.empty();
+    if (!any_link)
+      return Status::Unresolvable(fmt::format("pod requires NVLink across {} GPUs, node has none", k));
+  }
+  GpuChoice choice;
+  if (!ChooseGpus(node, k, need, require, args_.prefer_nvlink_for_all || cycle.uses_nvlink,
+                  args_.exhaustive_search_limit, &choice)) {
+    int fitting = 0;
+    for (Bytes f : node.gpu_free) fitting += f >= need ? 1 : 0;
+    if (fitting >= k)
+      return Status::Unfit(fmt::format("no {} NVLink-connected GPUs with {} free each", k,
+                                       FormatBytes(need)));
+    return Status::Unfit(fmt::format("{} of {} GPUs have {} free (largest free {}), pod needs {}",
+                                     fitting, node.gpus.size(), FormatBytes(need),
+                                     FormatBytes(node.max_gpu_free), k));
+  }
+  scratch.gpus = choice.gpus;
+  scratch.nvlink_links = choice.links;
+  scratch.fit_slack = choice.slack;
+  scratch.placed = true;
+  return Status::Fits();
+}
+
+double GpuFit::ScoreOne(const CycleState& cycle, const NodeState& node,
+                        const NodeScratch& scratch) const {
+  const int k = cycle.pod->gpu_count;
+  if (!cycle.uses_nvlink || k < 2 || !scratch.placed) return 100;
+  int max_pair = 0;
+  for (const auto& g : node.gpus)
+    for (const auto& p : g.nvlink_peers) max_pair = std::max(max_pair, p.links);
+  if (max_pair == 0) return 0;
+  const double pairs = k * (k - 1) / 2.0;
+  return std::min(100.0, 100.0 * scratch.nvlink_links / (pairs * max_pair));
+}
+
+std::unique_ptr<Plugin> NewGpuFit(const YAML::Node& args, const std::string& path,
+                                  ConfigErrors& errors) {
+  ConfigErrors local;
+  GpuFitArgs a = GpuFitArgs::Parse(args, path, local);
+  a.Validate(path, local);
+  errors.Merge(local);
+  if (!local.empty()) return nullptr;
+  return std::make_unique<GpuFit>(a);
+}
+
+}  // namespace tidal

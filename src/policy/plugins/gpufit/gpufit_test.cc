@@ -1,0 +1,142 @@
+#include "policy/plugins/gpufit/gpufit.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/builders.h"
+
+namespace tidal {
+namespace {
+
+using namespace tidal::testing;
+
+// The brief's case: a node with one GPU nearly full and one with 36 GB free.
+NodeState OomCaseNode() {
+  return NodeBuilder("n")
+      .Gpus(2, 48 * kGi)
+      .Used(0, 46 * kGi)
+      .Used(1, 12 * kGi)
+      .Build();
+}
+
+// DGX-1 style hybrid cube mesh (V100): 0-1-2-3 and 4-5-6-7 fully linked inside,
+// with single or double links, and i <-> i+4 across.
+NodeState CubeMesh() {
+  NodeBuilder b("dgx1");
+  b.Gpus(8, 16 * kGi, "V100");
+  b.Link(0, 1, 1).Link(0, 2, 1).Link(0, 3, 2).Link(1, 2, 2).Link(1, 3, 1).Link(2, 3, 1);
+  b.Link(4, 5, 1).Link(4, 6, 1).Link(4, 7, 2).Link(5, 6, 2).Link(5, 7, 1).Link(6, 7, 1);
+  b.Link(0, 4, 2).Link(1, 5, 2).Link(2, 6, 2).Link(3, 7, 2);
+  return b.Build();
+}
+
+struct Case {
+  const char* name;
+  NodeState node;
+  PodDemand pod;
+  bool want_fit;
+  Code want_code;
+  std::vector<int> want_gpus;
+  const char* want_reason;
+};
+
+TEST(GpuFit, PlacesInRealFreeMemoryAndOnNvlink) {
+  const Case cases[] = {
+      {"one GPU goes where it really fits, not on the full GPU", OomCaseNode(),
+       PodBuilder().Gpus(1).Memory(20 * kGi).Build(), true, Code::kFits, {1}, ""},
+      {"tightest fit among several that fit",
+       NodeBuilder("n").Gpus(3, 24 * kGi).Used(0, 2 * kGi).Used(1, 10 * kGi).Used(2, 4 * kGi).Build(),
+       PodBuilder().Gpus(1).Memory(12 * kGi).Build(), true, Code::kFits, {1}, ""},
+      {"equal free memory: lowest index", NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
+       PodBuilder().Gpus(1).Memory(4 * kGi).Build(), true, Code::kFits, {0}, ""},
+      {"no GPU has the memory: unfit with numbers", OomCaseNode(),
+       PodBuilder().Gpus(1).Memory(40 * kGi).Build(), false, Code::kUnfit, {},
+       "0 of 2 GPUs have 40Gi free (largest free 36Gi), pod needs 1"},
+      {"more GPUs than the node has: unresolvable", NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
+       PodBuilder().Gpus(8).Memory(1 * kGi).Build(), false, Code::kUnresolvable, {},
+       "pod needs 8 GPUs, node has 4"},
+      {"a pod with no GPUs always fits", NodeBuilder("n").Build(), PodBuilder().Build(), true,
+       Code::kFits, {}, ""},
+      {"required NVLink on a PCIe-only node: unresolvable", NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
+       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), false, Code::kUnresolvable, {},
+       "pod requires NVLink across 2 GPUs, node has none"},
+      {"detected NVLink on a PCIe-only node still fits", NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
+       PodBuilder().Gpus(2).Memory(8 * kGi).Image("pytorch/pytorch:2.1").Build(), true, Code::kFits,
+       {0, 1}, ""},
+      {"required NVLink picks the linked pair",
+       NodeBuilder("n").Gpus(4, 24 * kGi).Link(1, 3, 4).Build(),
+       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), true, Code::kFits, {1, 3}, ""},
+      {"required NVLink: the linked pair lacks memory",
+       NodeBuilder("n").Gpus(4, 24 * kGi).Link(1, 3, 4).Used(3, 20 * kGi).Build(),
+       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), false, Code::kUnfit, {},
+       "no 2 NVLink-connected GPUs with 8Gi free each"},
+      {"cube mesh: the pair with two links wins", CubeMesh(),
+       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), true, Code::kFits, {1, 2}, ""},
+      {"cube mesh: four GPUs inside one quad", CubeMesh(),
+       PodBuilder().Gpus(4).Memory(8 * kGi).NvlinkRequired().Build(), true, Code::kFits,
+       {0, 1, 2, 3}, ""},
+      {"cube mesh: no 5-clique exists", CubeMesh(),
+       PodBuilder().Gpus(5).Memory(8 * kGi).NvlinkRequired().Build(), false, Code::kUnfit, {},
+       "no 5 NVLink-connected GPUs"},
+      {"NVSwitch: all pairs equal, tightest memory decides",
+       NodeBuilder("n").Gpus(4, 80 * kGi, "A100").FullyLinked(12).Used(2, 30 * kGi).Used(3, 30 * kGi).Build(),
+       PodBuilder().Gpus(2).Memory(40 * kGi).NvlinkRequired().Build(), true, Code::kFits, {2, 3}, ""},
+  };
+  GpuFit plugin{GpuFitArgs{}};
+  const PolicyConfig config = DefaultPolicyConfig();
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const CycleState cycle = Cycle(config, tc.pod);
+    NodeScratch scratch;
+    const Status s = plugin.FilterOne(cycle, tc.node, scratch);
+    EXPECT_EQ(s.code(), tc.want_code) << s.reason();
+    EXPECT_EQ(s.ok(), tc.want_fit);
+    if (s.ok()) {
+      EXPECT_EQ(scratch.gpus.Indices(), tc.want_gpus);
+    } else {
+      EXPECT_NE(s.reason().find(tc.want_reason), std::string::npos) << s.reason();
+    }
+  }
+}
+
+TEST(GpuFit, ScorePrefersBetterLinkedSets) {
+  const PolicyConfig config = DefaultPolicyConfig();
+  const PodDemand pod = PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build();
+  const CycleState cycle = Cycle(config, pod);
+  GpuFit plugin{GpuFitArgs{}};
+  const NodeState mesh = CubeMesh();
+  // Fill the double-link pairs so only single-link pairs remain in quad 0..3.
+  NodeState partial = NodeBuilder("p").Gpus(4, 16 * kGi).Link(0, 1, 1).Link(2, 3, 2).Used(2, 16 * kGi).Build();
+  NodeScratch a, b;
+  ASSERT_TRUE(plugin.FilterOne(cycle, mesh, a).ok());
+  ASSERT_TRUE(plugin.FilterOne(cycle, partial, b).ok());
+  EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, mesh, a), 100);
+  EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, partial, b), 50);
+}
+
+TEST(GpuFit, GreedySearchOnLargeNodesStillFindsCliques) {
+  // 32 GPUs in 4 fully linked islands of 8; ask for 4 linked GPUs.
+  NodeBuilder b("big");
+  b.Gpus(32, 80 * kGi, "H100");
+  for (int island = 0; island < 4; ++island)
+    for (int i = 0; i < 8; ++i)
+      for (int j = i + 1; j < 8; ++j) b.Link(island * 8 + i, island * 8 + j, 18);
+  const NodeState node = b.Build();
+  GpuChoice choice;
+  ASSERT_TRUE(ChooseGpus(node, 4, 10 * kGi, true, true, 16, &choice));
+  EXPECT_EQ(choice.gpus.Count(), 4);
+  for (int g : choice.gpus.Indices()) EXPECT_EQ(g / 8, choice.gpus.Indices()[0] / 8);
+  EXPECT_EQ(choice.links, 6 * 18);
+}
+
+TEST(GpuFitArgs, Validation) {
+  ConfigErrors errors;
+  EXPECT_EQ(NewGpuFit(YAML::Load("{exhaustiveSearchLimit: 40}"), "plugins.gpufit.args", errors), nullptr);
+  EXPECT_EQ(errors.items(),
+            std::vector<std::string>{"plugins.gpufit.args.exhaustiveSearchLimit: 40 is outside [1, 24]"});
+  ConfigErrors ok;
+  EXPECT_NE(NewGpuFit(YAML::Node(), "plugins.gpufit.args", ok), nullptr);
+  EXPECT_TRUE(ok.empty());
+}
+
+}  // namespace
+}  // namespace tidal

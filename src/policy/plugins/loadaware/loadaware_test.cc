@@ -1,0 +1,114 @@
+#include "policy/plugins/loadaware/loadaware.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/builders.h"
+
+namespace tidal {
+namespace {
+
+using namespace tidal::testing;
+
+struct Case {
+  const char* name;
+  bool margin;  // the default safety margin (0.03) or none
+  double memory;
+  double competition;
+  double await_ms;
+  bool nvlink_pod;
+  bool want_fit;
+  const char* want_reason;  // substring, when rejected
+  double want_score;        // when it fits
+};
+
+TEST(LoadAware, FilterAndScoreFollowDesignSection4) {
+  const Case cases[] = {
+      {"worked case: 78% memory, no margin, scores 73.3", false, 0.78, 0, 0, false, true, "", 73.333333},
+      {"worked case: 88% memory is rejected with a readable reason", true, 0.88, 0, 0, false, false,
+       "GPU memory 88% over reject threshold 82%", 0},
+      {"below the warning band everything scores 100", true, 0.50, 0, 0, false, true, "", 100},
+      {"the warning level itself scores 100", true, 0.70, 0, 0, false, true, "", 100},
+      {"with the margin the band is 0.70 to 0.82", true, 0.76, 0, 0, false, true, "", 75},
+      {"exactly at the effective reject threshold still fits", true, 0.82, 0, 0, false, true, "", 50},
+      {"just over the effective reject threshold is rejected", true, 0.83, 0, 0, false, false,
+       "over reject threshold 82%", 0},
+      {"no margin: 84% fits", false, 0.84, 0, 0, false, true, "", 53.333333},
+      {"NVLink load does not reject a pod that does not use NVLink", true, 0.1, 0.9, 0, false, true, "", 100},
+      {"NVLink load rejects a pod that uses NVLink", true, 0.1, 0.9, 0, true, false,
+       "NVLink load 0.90 over reject threshold 0.57", 0},
+      {"NVLink worked case: index 0.25 is below the warning level", true, 0.1, 0.25, 0, true, true, "", 100},
+      {"NVLink in the band costs 0.3 of its position", false, 0.1, 0.45, 0, true, true, "", 85},
+      {"await worked case: 42.83 ms is in the band", true, 0.1, 0, 42.83, false, true, "", 97.971326},
+      {"await over 67.9 ms is rejected", true, 0.1, 0, 68, false, false,
+       "storage await 68.0 ms over reject threshold 67.9 ms", 0},
+      {"no margin: 70 ms await is the reject threshold and fits", false, 0.1, 0, 70, false, true, "", 80},
+      {"all three dimensions at the top of their band", false, 0.85, 0.6, 70, true, true, "", 0},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    PolicyConfig config = tc.margin ? DefaultPolicyConfig() : NoMarginConfig();
+    PodBuilder pb;
+    pb.Gpus(1);
+    if (tc.nvlink_pod) pb.NvlinkRequired();
+    const PodDemand pod = pb.Build();
+    const CycleState cycle = Cycle(config, pod);
+    const NodeState node = NodeBuilder("n")
+                               .Gpus(4, 24 * kGi)
+                               .MemoryFraction(tc.memory)
+                               .Competition(tc.competition)
+                               .Await(tc.await_ms)
+                               .Build();
+    LoadAware plugin{LoadAwareArgs{}};
+    NodeScratch scratch;
+    const Status s = plugin.FilterOne(cycle, node, scratch);
+    EXPECT_EQ(s.ok(), tc.want_fit) << s.reason();
+    if (!tc.want_fit) {
+      EXPECT_EQ(s.code(), Code::kUnfit);
+      EXPECT_NE(s.reason().find(tc.want_reason), std::string::npos) << s.reason();
+    } else {
+      EXPECT_NEAR(plugin.ScoreOne(cycle, node, scratch), tc.want_score, 1e-4);
+    }
+  }
+}
+
+TEST(LoadAware, UnknownNodeIsSchedulableAtAPenalty) {
+  const PolicyConfig config = DefaultPolicyConfig();
+  const PodDemand pod = PodBuilder().Gpus(1).Build();
+  const CycleState cycle = Cycle(config, pod);
+  // Its last (stale) reading says 99 %: an unknown node is neither full nor idle.
+  const NodeState node = NodeBuilder("n").Gpus(4, 24 * kGi).MemoryFraction(0.99).Unknown().Build();
+  LoadAware plugin{LoadAwareArgs{}};
+  NodeScratch scratch;
+  EXPECT_TRUE(plugin.FilterOne(cycle, node, scratch).ok());
+  EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, scratch), 50);
+}
+
+TEST(LoadAwareArgs, ValidationNamesEveryBadField) {
+  struct ArgsCase {
+    const char* name;
+    const char* yaml;
+    std::vector<std::string> want;
+  };
+  const ArgsCase cases[] = {
+      {"defaults are valid", "{}", {}},
+      {"weights must sum to 1", "{weights: {gpuMemory: 0.5, nvlink: 0.5, io: 0.5}}",
+       {"plugins.loadaware.args.weights: weights sum to 1.5, expected 1"}},
+      {"a negative weight", "{weights: {gpuMemory: 1.2, nvlink: -0.2, io: 0}}",
+       {"plugins.loadaware.args.weights.gpuMemory: 1.2 is outside [0, 1]",
+        "plugins.loadaware.args.weights.nvlink: -0.2 is outside [0, 1]"}},
+      {"a typo is an error", "{wieghts: {}}",
+       {"plugins.loadaware.args.wieghts: unknown field (expected one of: weights, unknownNodeScore)"}},
+      {"unknown node score out of range", "{unknownNodeScore: 120}",
+       {"plugins.loadaware.args.unknownNodeScore: 120 is outside [0, 100]"}},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ConfigErrors errors;
+    auto plugin = NewLoadAware(YAML::Load(tc.yaml), "plugins.loadaware.args", errors);
+    EXPECT_EQ(errors.items(), tc.want);
+    EXPECT_EQ(plugin == nullptr, !tc.want.empty());
+  }
+}
+
+}  // namespace
+}  // namespace tidal

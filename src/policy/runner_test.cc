@@ -1,0 +1,130 @@
+#include "tidal/policy/runner.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/builders.h"
+#include "tidal/policy/registry.h"
+
+namespace tidal {
+namespace {
+
+using namespace tidal::testing;
+
+std::vector<NodeState> Cluster() {
+  return {
+      NodeBuilder("full").Gpus(4, 24 * kGi).MemoryFraction(0.88).Build(),
+      NodeBuilder("warm").Gpus(4, 24 * kGi).MemoryFraction(0.76).Build(),
+      NodeBuilder("idle").Gpus(4, 24 * kGi).MemoryFraction(0.10).Build(),
+      NodeBuilder("slow-disk").Gpus(4, 24 * kGi).MemoryFraction(0.10).Await(90).Build(),
+      NodeBuilder("small").Gpus(1, 24 * kGi).Build(),
+  };
+}
+
+TEST(Runner, VerdictsReasonsScoresAndGpus) {
+  Runner runner(DefaultPolicyConfig());
+  const std::vector<NodeState> nodes = Cluster();
+  const PodDemand pod = PodBuilder().Gpus(2).Memory(4 * kGi).Build();
+  RunOptions opts;
+  opts.all_reasons = true;
+  const Evaluation ev = runner.Evaluate(pod, nodes, opts);
+  ASSERT_TRUE(ev.pod_status.ok());
+  ASSERT_EQ(ev.nodes.size(), 5u);
+  EXPECT_EQ(ev.score_names, (std::vector<std::string>{"loadaware", "gpufit", "balance"}));
+
+  EXPECT_FALSE(ev.nodes[0].feasible());
+  EXPECT_EQ(ev.nodes[0].status.reason(), "loadaware: GPU memory 88% over reject threshold 82%");
+  // All reasons: the full node is also out of GPU memory for 8 GiB per GPU.
+  ASSERT_EQ(ev.nodes[0].reasons.size(), 2u);
+  EXPECT_NE(ev.nodes[0].reasons[1].reason().find("gpufit:"), std::string::npos);
+
+  EXPECT_TRUE(ev.nodes[1].feasible());
+  EXPECT_NEAR(ev.PluginScore(1, 0), 75, 1e-6);
+  EXPECT_TRUE(ev.nodes[2].feasible());
+  EXPECT_EQ(ev.nodes[2].gpus.Indices(), (std::vector<int>{0, 1}));
+  EXPECT_FALSE(ev.nodes[3].feasible());
+  EXPECT_EQ(ev.nodes[3].status.reason(), "loadaware: storage await 90.0 ms over reject threshold 67.9 ms");
+  EXPECT_EQ(ev.nodes[4].status.code(), Code::kUnresolvable);
+  EXPECT_EQ(ev.best, 2);
+  EXPECT_EQ(ev.FeasibleCount(), 2);
+  for (const auto& r : ev.nodes) {
+    if (r.feasible()) {
+      EXPECT_TRUE(r.score >= 0 && r.score <= 100);
+    }
+  }
+}
+
+TEST(Runner, FirstFailureOnlyByDefault) {
+  Runner runner(DefaultPolicyConfig());
+  const std::vector<NodeState> nodes = Cluster();
+  const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(2).Memory(4 * kGi).Build(), nodes);
+  EXPECT_TRUE(ev.nodes[0].reasons.empty());
+  EXPECT_EQ(ev.nodes[0].status.reason(), "loadaware: GPU memory 88% over reject threshold 82%");
+  EXPECT_EQ(ev.timings.size(), 3u);
+}
+
+TEST(Runner, MalformedPodIsUnresolvableOnEveryNode) {
+  Runner runner(DefaultPolicyConfig());
+  const std::vector<NodeState> nodes = Cluster();
+  const Evaluation ev =
+      runner.Evaluate(PodBuilder().Gpus(1).Invalid("annotation ai.gpu-memory: \"lots\"").Build(), nodes);
+  EXPECT_EQ(ev.pod_status.code(), Code::kUnresolvable);
+  EXPECT_EQ(ev.best, -1);
+  for (const auto& r : ev.nodes) EXPECT_EQ(r.status.code(), Code::kUnresolvable);
+}
+
+TEST(Runner, FinalScoreIsTheWeightedMean) {
+  PolicyConfig c = DefaultPolicyConfig();
+  c.plugins = {{"loadaware", true, 3, ""}, {"balance", true, 1, ""}};
+  Runner runner(c);
+  const std::vector<NodeState> nodes = {NodeBuilder("warm").Gpus(4, 24 * kGi).MemoryFraction(0.76).Build()};
+  const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(1).Memory(0).Build(), nodes);
+  ASSERT_TRUE(ev.nodes[0].feasible());
+  const double want = (3 * ev.PluginScore(0, 0) + ev.PluginScore(0, 1)) / 4;
+  EXPECT_NEAR(ev.nodes[0].score, want, 1e-9);
+}
+
+TEST(Runner, DisabledPluginsDoNotRun) {
+  PolicyConfig c = DefaultPolicyConfig();
+  c.plugins[0].enabled = false;  // loadaware off: the full node is no longer rejected on load
+  Runner runner(c);
+  const std::vector<NodeState> nodes = {NodeBuilder("full").Gpus(4, 24 * kGi).MemoryFraction(0.88).Build()};
+  const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(1).Memory(1 * kGi).Build(), nodes);
+  EXPECT_TRUE(ev.nodes[0].feasible());
+  EXPECT_EQ(ev.score_names, (std::vector<std::string>{"gpufit", "balance"}));
+}
+
+// A plugin that returns an out-of-range score is caught by the runner.
+class BadScore final : public ScoreEachNode<BadScore> {
+ public:
+  std::string_view Name() const override { return "bad"; }
+  double ScoreOne(const CycleState&, const NodeState&, const NodeScratch&) const { return 120; }
+};
+
+TEST(Runner, ChecksScoreRange) {
+  std::vector<Runner::WeightedPlugin> plugins;
+  plugins.push_back({std::make_unique<BadScore>(), 1});
+  Runner runner(DefaultPolicyConfig(), std::move(plugins));
+  const std::vector<NodeState> nodes = {NodeBuilder("n").Gpus(1, 24 * kGi).Build()};
+  const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(1).Build(), nodes);
+  EXPECT_EQ(ev.nodes[0].status.code(), Code::kError);
+  EXPECT_EQ(ev.nodes[0].status.reason(), "bad: score 120 outside [0, 100]");
+  EXPECT_EQ(ev.best, -1);
+}
+
+TEST(Registry, EveryPluginBuildsWithDefaultArgs) {
+  for (const auto& e : Registry()) {
+    SCOPED_TRACE(e.name);
+    ConfigErrors errors;
+    EXPECT_NE(e.make(YAML::Node(), "plugins." + e.name + ".args", errors), nullptr);
+    EXPECT_TRUE(errors.empty()) << errors.Joined();
+  }
+}
+
+TEST(Runner, BadPluginArgsThrowAtConstruction) {
+  PolicyConfig c = DefaultPolicyConfig();
+  c.plugins[2].args = "{mode: fill}";
+  EXPECT_THROW(Runner{c}, InputError);
+}
+
+}  // namespace
+}  // namespace tidal

@@ -1,0 +1,122 @@
+#include "tidal/policy/yaml_util.h"
+
+#include <charconv>
+
+#include "tidal/core/quantity.h"
+
+namespace tidal::yamlutil {
+namespace {
+
+std::optional<double> ToDouble(const std::string& s) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string Fmt(double v) {
+  char buf[32];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, p) : std::string("?");
+}
+
+bool IsMap(const YAML::Node& node, const std::string& path, ConfigErrors& errors) {
+  if (!node || node.IsNull()) return false;
+  if (!node.IsMap()) {
+    errors.Add(path, "expected a mapping");
+    return false;
+  }
+  return true;
+}
+
+void CheckKeys(const YAML::Node& node, const std::string& path,
+               std::initializer_list<const char*> known, ConfigErrors& errors) {
+  if (!node || !node.IsMap()) return;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) {
+      std::string list;
+      for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      errors.Add(Join(path, key), "unknown field (expected one of: " + list + ")");
+    }
+  }
+}
+
+void ReadDouble(const YAML::Node& node, const std::string& path, const char* key, double* out,
+                ConfigErrors& errors) {
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return;
+  auto d = v.IsScalar() ? ToDouble(v.Scalar()) : std::nullopt;
+  if (!d) {
+    errors.Add(Join(path, key), "\"" + (v.IsScalar() ? v.Scalar() : std::string("<non-scalar>")) +
+                                    "\" is not a finite number");
+    return;
+  }
+  *out = *d;
+}
+
+void ReadInt(const YAML::Node& node, const std::string& path, const char* key, int* out,
+             ConfigErrors& errors) {
+  double d = *out;
+  ConfigErrors local;
+  ReadDouble(node, path, key, &d, local);
+  if (!local.empty() || d != std::floor(d) || std::fabs(d) > 1e9) {
+    if (node[key]) errors.Add(Join(path, key), "expected an integer");
+    return;
+  }
+  *out = static_cast<int>(d);
+}
+
+void ReadBool(const YAML::Node& node, const std::string& path, const char* key, bool* out,
+              ConfigErrors& errors) {
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return;
+  if (v.IsScalar() && (v.Scalar() == "true" || v.Scalar() == "false")) {
+    *out = v.Scalar() == "true";
+    return;
+  }
+  errors.Add(Join(path, key), "expected true or false");
+}
+
+void ReadString(const YAML::Node& node, const std::string& path, const char* key,
+                std::string* out, ConfigErrors& errors) {
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return;
+  if (!v.IsScalar()) {
+    errors.Add(Join(path, key), "expected a string");
+    return;
+  }
+  *out = v.Scalar();
+}
+
+void ReadDuration(const YAML::Node& node, const std::string& path, const char* key, TimeMs* out,
+                  ConfigErrors& errors) {
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return;
+  auto d = v.IsScalar() ? ParseDurationMs(v.Scalar()) : std::nullopt;
+  if (!d || *d < 0) {
+    errors.Add(Join(path, key), "\"" + (v.IsScalar() ? v.Scalar() : std::string()) +
+                                    "\" is not a duration (expected e.g. 20s, 500ms, 2m)");
+    return;
+  }
+  *out = *d;
+}
+
+void ReadBytes(const YAML::Node& node, const std::string& path, const char* key, Bytes* out,
+               ConfigErrors& errors) {
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return;
+  std::string err;
+  auto q = v.IsScalar() ? ParseQuantity(v.Scalar(), Join(path, key), &err) : std::nullopt;
+  if (!q || *q < 0) {
+    errors.Add(Join(path, key), "expected a non-negative byte quantity such as 16Gi");
+    return;
+  }
+  *out = *q;
+}
+
+}  // namespace tidal::yamlutil
