@@ -7,5 +7,6 @@ namespace tidal::cli {
 void AddExplain(CLI::App& app);
 void AddCheckConfig(CLI::App& app);
 void AddSimulate(CLI::App& app);
+void AddAgent(CLI::App& app);
 
 }  // namespace tidal::cli

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   tidal::cli::AddExplain(app);
   tidal::cli::AddCheckConfig(app);
   tidal::cli::AddSimulate(app);
+  tidal::cli::AddAgent(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

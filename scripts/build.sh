@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds Tidal (release preset unless PRESET says otherwise).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+preset="${PRESET:-release}"
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset" -j "$(nproc)"
