@@ -26,8 +26,8 @@ void NodeState::Finalize() {
     used += g.memory_used;
     total += g.memory_total;
     util_sum += g.nvlink_utilization;
-    gpu_free.push_back(g.memory_free());
-    max_gpu_free = std::max(max_gpu_free, g.memory_free());
+    gpu_free.push_back(g.free_slots == 0 ? Bytes{-1} : g.memory_free());
+    max_gpu_free = std::max(max_gpu_free, gpu_free.back());
     if (g.index < 0 || g.index >= kMaxGpusPerNode) continue;
     for (const auto& p : g.nvlink_peers)
       if (p.links > 0 && p.peer >= 0 && p.peer < kMaxGpusPerNode)

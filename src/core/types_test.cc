@@ -53,8 +53,8 @@ TEST(NodeState, FinalizeComputesTheLoadVector) {
 
 TEST(NodeState, FinalizeBuildsAdjacencyAndFreeMemory) {
   NodeState n;
-  Gpu a{0, "", "A100", 80 * kGi, 20 * kGi, 0, {{1, 12}}};
-  Gpu b{1, "", "A100", 80 * kGi, 90 * kGi, 0, {{0, 12}}};  // used over total: free is 0
+  Gpu a{0, "", "A100", 80 * kGi, 20 * kGi, 0, -1, {{1, 12}}};
+  Gpu b{1, "", "A100", 80 * kGi, 90 * kGi, 0, -1, {{0, 12}}};  // used over total: free is 0
   n.gpus = {a, b};
   n.Finalize();
   EXPECT_EQ(n.gpu_free, (std::vector<Bytes>{60 * kGi, 0}));

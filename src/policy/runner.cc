@@ -57,12 +57,14 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
                       const RunOptions& options, Evaluation* out) const {
   using Steady = std::chrono::steady_clock;
   const std::size_t n = nodes.size();
+  const std::size_t n_scores = scores_.size();
   out->best = -1;
   out->timings.clear();
   out->score_names.clear();
   for (const auto& s : scores_) out->score_names.push_back(s.name);
+  // assign() and the buffer resets below reuse the capacity of a previous call.
   out->nodes.assign(n, NodeResult{});
-  out->plugin_scores.assign(n * scores_.size(), 0.0);
+  out->plugin_scores.assign(n * n_scores, 0.0);
   for (std::size_t i = 0; i < n; ++i) out->nodes[i].node = nodes[i];
 
   out->pod_status = BuildCycleState(config_, pod, &out->cycle);
@@ -75,12 +77,18 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   }
 
   // Plugin-major loops: one virtual call per plugin, not per node.
-  std::vector<NodeScratch> scratch(n);
-  std::vector<Status> status(n);
-  std::vector<Status> one(n);
+  Evaluation::Buffers& buf = out->buffers;
+  buf.scratch.assign(n, NodeScratch{});
+  buf.status.resize(n);
+  for (auto& s : buf.status) s = Status();  // moved-from last call: reset the code too
+  std::vector<NodeScratch>& scratch = buf.scratch;
+  std::vector<Status>& status = buf.status;
+  if (!options.all_reasons) buf.ok.assign(n, 1);
   for (const auto& [name, filter] : filters_) {
     const auto t0 = options.time_plugins ? Steady::now() : Steady::time_point{};
     if (options.all_reasons) {
+      std::vector<Status>& one = buf.one;
+      one.resize(n);
       for (auto& s : one) s = Status();
       filter->FilterBatch(out->cycle, nodes, scratch, one, true);
       for (std::size_t i = 0; i < n; ++i) {
@@ -90,17 +98,21 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
         out->nodes[i].reasons.push_back(std::move(one[i]));
       }
     } else {
-      std::vector<char> was_ok(n);
-      for (std::size_t i = 0; i < n; ++i) was_ok[i] = status[i].ok();
       filter->FilterBatch(out->cycle, nodes, scratch, status, false);
-      for (std::size_t i = 0; i < n; ++i)
-        if (was_ok[i] && !status[i].ok()) status[i].Tag(name);
+      // Tag the nodes this filter rejected. ok[] carries status[i].ok() from before
+      // the filter, refreshed in the same pass (no snapshot pass per filter).
+      for (std::size_t i = 0; i < n; ++i) {
+        const bool now = status[i].ok();
+        if (buf.ok[i] && !now) status[i].Tag(name);
+        buf.ok[i] = now;
+      }
     }
     if (options.time_plugins) out->timings.push_back({name, Steady::now() - t0, {}});
   }
 
-  std::vector<double> column(n);
-  for (std::size_t p = 0; p < scores_.size(); ++p) {
+  std::vector<double>& column = buf.column;
+  column.resize(n);
+  for (std::size_t p = 0; p < n_scores; ++p) {
     const auto t0 = options.time_plugins ? Steady::now() : Steady::time_point{};
     std::fill(column.begin(), column.end(), 0.0);
     scores_[p].plugin->ScoreBatch(out->cycle, nodes, scratch, status, column);
@@ -113,12 +125,13 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
         if (options.all_reasons) out->nodes[i].reasons.push_back(status[i]);
         continue;
       }
-      out->plugin_scores[i * scores_.size() + p] = s;
+      out->plugin_scores[i * n_scores + p] = s;
     }
     if (options.time_plugins) {
       auto it = std::find_if(out->timings.begin(), out->timings.end(),
                              [&](const PluginTiming& t) { return t.plugin == scores_[p].name; });
-      if (it == out->timings.end()) it = out->timings.insert(out->timings.end(), {scores_[p].name, {}, {}});
+      if (it == out->timings.end())
+        it = out->timings.insert(out->timings.end(), {scores_[p].name, {}, {}});
       it->score = Steady::now() - t0;
     }
   }
@@ -131,8 +144,8 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
     r.placed = scratch[i].placed;
     if (!r.status.ok()) continue;
     double total = 0;
-    for (std::size_t p = 0; p < scores_.size(); ++p)
-      total += scores_[p].weight * out->plugin_scores[i * scores_.size() + p];
+    for (std::size_t p = 0; p < n_scores; ++p)
+      total += scores_[p].weight * out->plugin_scores[i * n_scores + p];
     r.score = weight_sum_ > 0 ? total / weight_sum_ : 0;
     if (r.score > best_score) {
       best_score = r.score;

@@ -46,6 +46,9 @@ struct Gpu {
   Bytes memory_total = 0;
   Bytes memory_used = 0;
   double nvlink_utilization = 0;  // measured, 0..1
+  // Device-plugin slots (time-slicing replicas) still free on this GPU; -1: not
+  // tracked. A GPU with none left cannot be chosen whatever its memory.
+  int free_slots = -1;
   std::vector<NvlinkPeer> nvlink_peers;
 
   Bytes memory_free() const { return memory_total > memory_used ? memory_total - memory_used : 0; }
@@ -78,7 +81,7 @@ struct NodeState {
 
   // Derived by Finalize(): read by the policies on the hot path.
   LoadVector load;
-  std::vector<Bytes> gpu_free;  // per GPU position in `gpus`
+  std::vector<Bytes> gpu_free;  // per GPU position in `gpus`; -1: no free slot
   Bytes max_gpu_free = 0;
   Bytes gpu_memory_used = 0;   // Σ over GPUs
   Bytes gpu_memory_total = 0;  // Σ over GPUs

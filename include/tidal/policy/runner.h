@@ -38,6 +38,17 @@ struct Evaluation {
   std::vector<PluginTiming> timings;
   int best = -1;  // index into nodes of the highest final score; ties: first
 
+  // Working storage of Runner::Evaluate, not part of the result: kept here so that
+  // an Evaluation reused across calls (the extender's hot path) allocates nothing
+  // once warm.
+  struct Buffers {
+    std::vector<NodeScratch> scratch;
+    std::vector<Status> status;  // verdict so far, per node
+    std::vector<Status> one;     // one filter's verdicts (all_reasons)
+    std::vector<char> ok;        // status[i].ok() before the current filter
+    std::vector<double> column;  // one score plugin's scores
+  } buffers;
+
   double PluginScore(std::size_t node, std::size_t plugin) const {
     return plugin_scores[node * score_names.size() + plugin];
   }

@@ -1,0 +1,80 @@
+#pragma once
+// The cluster simulator: replays a workload on a cluster under one policy, with
+// the runtime model of docs/simulator.md, calling the same policy code the
+// extender runs.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tidal/metrics/reservations.h"
+#include "tidal/policy/config.h"
+#include "tidal/sim/spec.h"
+
+namespace tidal::sim {
+
+enum class PolicyKind {
+  kK8sDefault,  // kube-scheduler: NodeResourcesFit LeastAllocated + BalancedAllocation
+  kBestFit,     // kube-scheduler with bin-packing on requested GPUs
+  kLoadAware,   // kube-scheduler + Tidal's extender on lagged metrics
+  kOracle,      // kube-scheduler + Tidal's extender on perfect, instant metrics
+};
+
+struct PolicySpec {
+  std::string name;
+  PolicyKind kind = PolicyKind::kK8sDefault;
+  PolicyConfig tidal;             // the extender's policy config
+  bool reservations = true;       // in-flight reservations (DESIGN §6)
+  int extender_weight = 5;        // as in deploy/scheduler's KubeSchedulerConfiguration
+};
+
+// Parses a policy name: k8s-default, best-fit, load-aware, oracle.
+PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal);
+
+struct SimOptions {
+  std::uint64_t seed = 42;
+  TimeMs agent_interval_ms = 10'000;
+  TimeMs scrape_interval_ms = 15'000;
+  TimeMs cache_ttl_ms = 20'000;
+  TimeMs tick_ms = 1'000;            // runtime model step
+  TimeMs retry_interval_ms = 30'000;  // pending pods are retried at least this often
+  TimeMs stats_interval_ms = 10'000;
+  TimeMs lscs_window_ms = 300'000;    // LSCS uses 5-minute averages
+  TimeMs horizon_ms = 48LL * 3600 * 1000;
+  double pcie_nvlink_slowdown = 1.5;  // an NVLink job on GPUs without NVLink
+  ReservationOptions reservations{60'000, 120'000};
+};
+
+struct TimePoint {
+  double t_s;
+  std::vector<double> node_memory;  // true GPU-memory utilisation per node
+  double lscs;                      // over 5-minute averages
+  int pending;
+  int running;
+};
+
+struct PolicyResult {
+  std::string name;
+  std::vector<std::string> nodes;
+  std::vector<double> waits_s;  // per completed task: time spent pending, all attempts
+  double makespan_s = 0;
+  int oom_kills = 0;
+  int starts = 0;
+  int completed = 0;
+  int pending_at_end = 0;
+  int running_at_end = 0;
+  int tasks = 0;
+  double lscs_max = 0;
+  double lscs_settle_s = -1;  // from the last arrival until LSCS stays <= 15 % while busy; -1: never
+  double nvlink_variance_max = 0;
+  std::map<std::string, double> gpu_mem_util_peak;
+  std::map<std::string, double> gpu_mem_util_mean;
+  double max_gpu_overcommit = 0;  // highest Σ real memory / capacity seen on any GPU
+  double tasks_per_hour = 0;
+  std::uint64_t events = 0;
+  std::vector<TimePoint> series;
+};
+
+PolicyResult Simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const PolicySpec& policy,
+                      const SimOptions& options);
+
+}  // namespace tidal::sim

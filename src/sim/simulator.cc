@@ -1,0 +1,629 @@
+#include "tidal/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <memory>
+
+#include "policy/plugins/k8sdefault/k8sdefault.h"
+#include "tidal/core/status.h"
+#include "tidal/metrics/golden.h"
+#include "tidal/policy/cycle.h"
+#include "tidal/policy/extender_score.h"
+#include "tidal/policy/runner.h"
+#include "tidal/sim/engine.h"
+
+namespace tidal::sim {
+
+PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
+  PolicySpec p;
+  p.name = name;
+  p.tidal = tidal;
+  if (name == "k8s-default") p.kind = PolicyKind::kK8sDefault;
+  else if (name == "best-fit") p.kind = PolicyKind::kBestFit;
+  else if (name == "load-aware") p.kind = PolicyKind::kLoadAware;
+  else if (name == "load-aware-noreserve") {
+    p.kind = PolicyKind::kLoadAware;
+    p.reservations = false;
+  } else if (name == "oracle") p.kind = PolicyKind::kOracle;
+  else
+    throw InputError{"policy \"" + name +
+                     "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve or oracle)"};
+  return p;
+}
+
+namespace {
+
+constexpr double kNvlinkCommIntensity = 0.6;  // NVLink bandwidth share one NVLink job drives
+constexpr int kPcieCommCapacity = 2;           // NVLink jobs a node's PCIe fabric serves at full (PCIe) speed
+constexpr double kAwaitSlowdownMs = 30;        // storage await above which IO-bound work slows
+
+struct Task {
+  int id = 0;
+  const TaskClass* cls = nullptr;
+  PodDemand pod;
+  TimeMs arrival_ms = 0;
+  double duration_s = 0;
+  Bytes peak = 0;
+  double ramp_s = 0;
+  Bytes estimate = 0;  // what Tidal thinks it needs per GPU (declared or estimated)
+  enum class State { kWaiting, kPending, kRunning, kDone } state = State::kWaiting;
+  TimeMs pending_since_ms = 0;
+  double waited_s = 0;
+  int node = -1;
+  std::vector<int> gpus;  // physical GPU positions; a time-sliced pod may get one twice
+  TimeMs started_ms = 0;
+  double progress_s = 0;
+  TimeMs done_ms = 0;
+
+  bool Active(TimeMs now) const { return state == State::kRunning && now >= started_ms + cls->startup_ms; }
+  // Real memory on each of its GPUs at `now`: nothing while the container starts,
+  // then the CUDA context, ramping to the peak.
+  Bytes MemoryAt(TimeMs now) const {
+    if (!Active(now)) return 0;
+    const double t = static_cast<double>(now - started_ms - cls->startup_ms) / 1000.0;
+    const double f = ramp_s > 0 ? std::min(1.0, t / ramp_s) : 1.0;
+    return cls->memory_context + static_cast<Bytes>(f * static_cast<double>(peak - cls->memory_context));
+  }
+};
+
+struct NodeRt {
+  const NodeSpec* spec = nullptr;
+  std::vector<std::vector<int>> tenants;  // per GPU: task ids (one per replica held)
+  std::vector<int> tasks;                 // running task ids
+  double await_ms = 0;
+  std::vector<double> nvlink_util;  // per GPU
+  std::deque<double> memory_window;
+  double memory_sum = 0;
+  int memory_samples = 0;
+  double memory_peak = 0;
+};
+
+// What the agent measured on one node at one instant; the pipeline passes it on.
+struct NodeSample {
+  bool present = false;
+  TimeMs at = 0;
+  std::vector<Bytes> used;
+  std::vector<double> nvlink_util;
+  double await_ms = 0;
+  double competition = 0;
+};
+
+class Simulation {
+ public:
+  Simulation(const ClusterSpec& cluster, const WorkloadSpec& workload, const PolicySpec& policy,
+             const SimOptions& options)
+      : cluster_(cluster), policy_(policy), opt_(options), tie_rng_(options.seed ^ 0x7469646c),
+        book_(options.reservations) {
+    for (const auto& n : cluster.nodes) {
+      NodeRt rt;
+      rt.spec = &n;
+      rt.tenants.resize(n.gpu_count);
+      rt.nvlink_util.assign(n.gpu_count, 0);
+      nodes_.push_back(std::move(rt));
+    }
+    agent_.resize(nodes_.size());
+    scraped_.resize(nodes_.size());
+    cache_.resize(nodes_.size());
+    MakeTasks(workload);
+    BuildRunners();
+  }
+
+  PolicyResult Run() {
+    for (const Task& t : tasks_) {
+      const int id = t.id;
+      engine_.At(t.arrival_ms, [this, id] { Arrive(id); });
+    }
+    // The metrics pipeline: agent, then scrape, then the extender's cache, each on
+    // its own period; the phases make the worst-case lag their sum.
+    Every(0, opt_.agent_interval_ms, [this] { AgentSample(); });
+    Every(opt_.scrape_interval_ms / 3, opt_.scrape_interval_ms, [this] { scraped_ = agent_; });
+    Every(opt_.cache_ttl_ms / 2, opt_.cache_ttl_ms, [this] { cache_ = scraped_; });
+    Every(0, opt_.tick_ms, [this] { Tick(); });
+    Every(opt_.stats_interval_ms, opt_.stats_interval_ms, [this] { Stats(); });
+    Every(opt_.retry_interval_ms, opt_.retry_interval_ms, [this] { RequestCycle(); });
+    engine_.Run(opt_.horizon_ms);
+    return Finish();
+  }
+
+ private:
+  void Every(TimeMs first, TimeMs period, std::function<void()> fn) {
+    auto loop = std::make_shared<std::function<void()>>();
+    *loop = [this, period, fn, loop] {
+      fn();
+      if (!AllDone()) engine_.After(period, *loop);
+    };
+    engine_.At(first, *loop);
+  }
+
+  bool AllDone() const { return done_ == static_cast<int>(tasks_.size()); }
+
+  void MakeTasks(const WorkloadSpec& w) {
+    Random rng(opt_.seed);
+    for (const auto& cls : w.classes) {
+      TimeMs t = cls.arrival_start_ms;
+      for (int i = 0; i < cls.count; ++i) {
+        Task task;
+        task.id = static_cast<int>(tasks_.size());
+        task.cls = &cls;
+        if (cls.arrival == "burst")
+          task.arrival_ms = cls.arrival_start_ms +
+                            static_cast<TimeMs>(rng.Uniform() * static_cast<double>(cls.arrival_window_ms));
+        else
+          task.arrival_ms = t += static_cast<TimeMs>(rng.Exponential(static_cast<double>(cls.mean_gap_ms)));
+        task.duration_s = rng.Uniform(cls.duration_seconds.lo, cls.duration_seconds.hi);
+        task.peak = static_cast<Bytes>(rng.Uniform(cls.memory_peak.lo, cls.memory_peak.hi));
+        task.ramp_s = rng.Uniform(cls.ramp_seconds.lo, cls.ramp_seconds.hi);
+        PodDemand& p = task.pod;
+        p.namespace_name = "ml";
+        p.name = cls.name + "-" + std::to_string(i);
+        p.gpu_count = cls.gpus;
+        p.cpu_milli = cls.cpu_milli;
+        p.memory_request = cls.memory_request;
+        p.load_type = cls.load_type;
+        p.images = {cls.image};
+        p.nvlink_required = cls.nvlink_required;
+        if (cls.declared_memory) {
+          p.gpu_memory_per_gpu = *cls.declared_memory;
+          p.gpu_memory_declared = true;
+        }
+        task.estimate = cls.gpus > 0 ? EstimateMemoryNeed(policy_.tidal.memory_estimate, p) : 0;
+        tasks_.push_back(std::move(task));
+      }
+    }
+    for (const Task& t : tasks_) last_arrival_ms_ = std::max(last_arrival_ms_, t.arrival_ms);
+  }
+
+  void BuildRunners() {
+    PolicyConfig intree = policy_.tidal;
+    const char* score = policy_.kind == PolicyKind::kBestFit ? "bestfit" : "k8sdefault";
+    intree.plugins = {{"resourcefit", true, 1, ""}, {score, true, 1, ""}};
+    intree_ = std::make_unique<Runner>(intree);
+    if (policy_.kind == PolicyKind::kLoadAware || policy_.kind == PolicyKind::kOracle)
+      extender_ = std::make_unique<Runner>(policy_.tidal);
+  }
+
+  // ---- events ----
+
+  void Arrive(int id) {
+    Task& t = tasks_[id];
+    t.state = Task::State::kPending;
+    t.pending_since_ms = engine_.now();
+    RequestCycle();
+  }
+
+  void RequestCycle() {
+    if (cycle_requested_) return;
+    cycle_requested_ = true;
+    engine_.After(0, [this] {
+      cycle_requested_ = false;
+      ScheduleCycle();
+    });
+  }
+
+  void AgentSample() {
+    const TimeMs now = engine_.now();
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      NodeSample s;
+      s.present = true;
+      s.at = now;
+      s.used = TrueUsed(n, now);
+      s.nvlink_util = nodes_[n].nvlink_util;
+      s.await_ms = nodes_[n].await_ms;
+      s.competition = TrueCompetition(n);
+      agent_[n] = std::move(s);
+    }
+  }
+
+  std::vector<Bytes> TrueUsed(std::size_t n, TimeMs now) const {
+    std::vector<Bytes> used(nodes_[n].tenants.size(), 0);
+    for (std::size_t g = 0; g < used.size(); ++g)
+      for (int id : nodes_[n].tenants[g]) used[g] += tasks_[id].MemoryAt(now);
+    return used;
+  }
+
+  double TrueCompetition(std::size_t n) const {
+    int pods = 0;
+    for (int id : nodes_[n].tasks) pods += PodUsesNvlink(policy_.tidal.nvlink, tasks_[id].pod) ? 1 : 0;
+    return NvlinkCompetitionIndex(pods, nodes_[n].spec->gpu_count, policy_.tidal.nvlink.slots_per_gpu);
+  }
+
+  bool Linked(const NodeSpec& s, const std::vector<int>& gpus) const {
+    for (std::size_t a = 0; a < gpus.size(); ++a)
+      for (std::size_t b = a + 1; b < gpus.size(); ++b)
+        if (gpus[a] == gpus[b] || s.links[gpus[a]][gpus[b]] == 0) return false;
+    return true;
+  }
+
+  // The runtime model, one step: storage await, compute sharing, NVLink
+  // contention, progress, memory and OOM kills.
+  void Tick() {
+    const TimeMs now = engine_.now();
+    const double dt = static_cast<double>(opt_.tick_ms) / 1000.0;
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      NodeRt& node = nodes_[n];
+      const NodeSpec& spec = *node.spec;
+      double rho = 0;
+      int pcie_comm = 0;
+      std::vector<double> duty(spec.gpu_count, 0.0);
+      std::vector<int> nvlink_jobs(spec.gpu_count, 0);
+      for (int id : node.tasks) {
+        const Task& t = tasks_[id];
+        if (!t.Active(now)) continue;
+        rho += t.cls->io_intensity;
+        for (int g : t.gpus) duty[g] += t.cls->compute_duty;
+        if (t.cls->uses_nvlink && t.gpus.size() >= 2) {
+          if (Linked(spec, t.gpus))
+            for (int g : t.gpus) ++nvlink_jobs[g];
+          else
+            ++pcie_comm;
+        }
+      }
+      // M/M/1 below 90 % utilisation, continued linearly with its slope there:
+      // a saturated disk's queue keeps growing with demand.
+      const double base = spec.disk.base_await_ms;
+      node.await_ms = rho <= 0.9 ? base / (1 - rho) : base * 10 + (rho - 0.9) * base * 100;
+      std::fill(node.nvlink_util.begin(), node.nvlink_util.end(), 0.0);
+      std::vector<int> finished;
+      for (int id : node.tasks) {
+        Task& t = tasks_[id];
+        if (!t.Active(now)) continue;
+        double rate = 1;
+        for (int g : t.gpus) rate = std::min(rate, duty[g] > 1 ? 1 / duty[g] : 1.0);
+        const double b = t.cls->io_bound;
+        rate *= 1 / (1 - b + b * std::max(1.0, node.await_ms / kAwaitSlowdownMs));
+        if (t.cls->uses_nvlink && t.gpus.size() >= 2) {
+          if (Linked(spec, t.gpus)) {
+            const int slots = policy_.tidal.nvlink.slots_per_gpu;
+            for (int g : t.gpus) rate = std::min(rate, nvlink_jobs[g] > slots ? double(slots) / nvlink_jobs[g] : 1.0);
+            for (int g : t.gpus) node.nvlink_util[g] = std::min(1.0, node.nvlink_util[g] + kNvlinkCommIntensity * rate);
+          } else {
+            rate /= opt_.pcie_nvlink_slowdown;
+            if (pcie_comm > kPcieCommCapacity) rate *= double(kPcieCommCapacity) / pcie_comm;
+          }
+        }
+        t.progress_s += rate * dt;
+        if (t.progress_s >= t.duration_s) finished.push_back(id);
+      }
+      for (int id : finished) Complete(id);
+      // Memory: a GPU whose tenants' real memory exceeds its capacity kills the newest.
+      for (int g = 0; g < spec.gpu_count; ++g) {
+        for (;;) {
+          Bytes used = 0;
+          int newest = -1;
+          for (int id : node.tenants[g]) {
+            used += tasks_[id].MemoryAt(now);
+            if (tasks_[id].Active(now) &&
+                (newest < 0 || tasks_[id].started_ms > tasks_[newest].started_ms ||
+                 (tasks_[id].started_ms == tasks_[newest].started_ms && id > newest)))
+              newest = id;
+          }
+          max_overcommit_ = std::max(max_overcommit_, static_cast<double>(used) / static_cast<double>(spec.gpu_memory));
+          if (used <= spec.gpu_memory || newest < 0) break;
+          OomKill(newest);
+        }
+      }
+    }
+  }
+
+  void Release(Task& t) {
+    NodeRt& node = nodes_[t.node];
+    for (int g : t.gpus) {
+      auto& v = node.tenants[g];
+      v.erase(std::find(v.begin(), v.end(), t.id));
+    }
+    node.tasks.erase(std::find(node.tasks.begin(), node.tasks.end(), t.id));
+    book_.Remove(t.pod.Key());
+    t.node = -1;
+    t.gpus.clear();
+  }
+
+  void Complete(int id) {
+    Task& t = tasks_[id];
+    Release(t);
+    t.state = Task::State::kDone;
+    t.done_ms = engine_.now();
+    ++done_;
+    waits_.push_back(t.waited_s);
+    RequestCycle();
+    if (AllDone()) engine_.Stop();
+  }
+
+  void OomKill(int id) {
+    Task& t = tasks_[id];
+    Release(t);
+    ++oom_kills_;
+    // The pod restarts from its beginning and queues again.
+    t.state = Task::State::kPending;
+    t.pending_since_ms = engine_.now();
+    t.progress_s = 0;
+    RequestCycle();
+  }
+
+  void Stats() {
+    const TimeMs now = engine_.now();
+    TimePoint p;
+    p.t_s = static_cast<double>(now) / 1000.0;
+    std::vector<double> averages;
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      NodeRt& node = nodes_[n];
+      const auto used = TrueUsed(n, now);
+      Bytes sum = 0;
+      for (Bytes b : used) sum += b;
+      const double cap = static_cast<double>(node.spec->gpu_memory) * node.spec->gpu_count;
+      const double u = cap > 0 ? static_cast<double>(sum) / cap : 0;
+      p.node_memory.push_back(u);
+      node.memory_window.push_back(u);
+      node.memory_sum += u;
+      ++node.memory_samples;
+      node.memory_peak = std::max(node.memory_peak, u);
+      const std::size_t window = static_cast<std::size_t>(std::max<TimeMs>(1, opt_.lscs_window_ms / opt_.stats_interval_ms));
+      while (node.memory_window.size() > window) node.memory_window.pop_front();
+      double avg = 0;
+      for (double v : node.memory_window) avg += v;
+      averages.push_back(avg / static_cast<double>(node.memory_window.size()));
+      nvlink_variance_max_ = std::max(nvlink_variance_max_, NvlinkVariance(node.nvlink_util));
+    }
+    p.lscs = Lscs(averages);
+    for (const Task& t : tasks_) {
+      p.pending += t.state == Task::State::kPending ? 1 : 0;
+      p.running += t.state == Task::State::kRunning ? 1 : 0;
+    }
+    series_.push_back(std::move(p));
+  }
+
+  // ---- scheduling ----
+
+  NodeState View(std::size_t n) const {
+    const NodeRt& rt = nodes_[n];
+    const NodeSpec& s = *rt.spec;
+    const TimeMs now = engine_.now();
+    NodeState v;
+    v.name = s.name;
+    v.labels = s.labels;
+    v.allocatable_gpus = s.gpu_count * s.replicas_per_gpu;
+    v.cpu_milli_allocatable = s.cpu_milli;
+    v.memory_allocatable = s.memory;
+    for (int id : rt.tasks) {
+      v.gpus_requested += tasks_[id].cls->gpus;
+      v.cpu_milli_requested += tasks_[id].cls->cpu_milli;
+      v.memory_requested += tasks_[id].cls->memory_request;
+    }
+    for (int g = 0; g < s.gpu_count; ++g) {
+      Gpu gpu;
+      gpu.index = g;
+      gpu.model = s.gpu_model;
+      gpu.memory_total = s.gpu_memory;
+      gpu.free_slots = s.replicas_per_gpu - static_cast<int>(rt.tenants[g].size());
+      for (int h = 0; h < s.gpu_count; ++h)
+        if (s.links[g][h] > 0) gpu.nvlink_peers.push_back({h, s.links[g][h]});
+      v.gpus.push_back(std::move(gpu));
+    }
+    if (policy_.kind == PolicyKind::kLoadAware) {
+      const NodeSample& c = cache_[n];
+      v.metrics_known = c.present;
+      if (c.present) {
+        for (int g = 0; g < s.gpu_count; ++g) {
+          v.gpus[g].memory_used = c.used[g];
+          v.gpus[g].nvlink_utilization = c.nvlink_util[g];
+        }
+        v.storage_await_ms = c.await_ms;
+        v.nvlink_competition = c.competition;
+        v.sample_time_ms = c.at;
+      }
+      v.Finalize();
+      if (policy_.reservations) book_.ApplyTo(v, policy_.tidal.nvlink.slots_per_gpu);
+    } else if (policy_.kind == PolicyKind::kOracle) {
+      // Perfect, instant metrics, plus what each running pod will still grow into.
+      for (int g = 0; g < s.gpu_count; ++g) {
+        Bytes used = 0;
+        for (int id : rt.tenants[g]) used += std::max(tasks_[id].MemoryAt(now), tasks_[id].estimate);
+        v.gpus[g].memory_used = used;
+        v.gpus[g].nvlink_utilization = rt.nvlink_util[g];
+      }
+      v.storage_await_ms = rt.await_ms;
+      v.nvlink_competition = TrueCompetition(n);
+      v.sample_time_ms = now;
+      v.Finalize();
+    } else {
+      v.Finalize();  // request-based policies see no usage
+    }
+    return v;
+  }
+
+  void ScheduleCycle() {
+    const TimeMs now = engine_.now();
+    if (policy_.kind == PolicyKind::kLoadAware && policy_.reservations) {
+      std::map<std::string, TimeMs> sample_times;
+      for (std::size_t n = 0; n < nodes_.size(); ++n)
+        if (cache_[n].present) sample_times[nodes_[n].spec->name] = cache_[n].at;
+      book_.Expire(now, sample_times);
+    }
+    std::vector<int> queue;
+    for (const Task& t : tasks_)
+      if (t.state == Task::State::kPending) queue.push_back(t.id);
+    std::stable_sort(queue.begin(), queue.end(),
+                     [&](int a, int b) { return tasks_[a].pending_since_ms < tasks_[b].pending_since_ms; });
+    if (queue.empty()) return;
+    std::vector<NodeState> views;
+    for (std::size_t n = 0; n < nodes_.size(); ++n) views.push_back(View(n));
+    // A class that did not fit stays unfit until something is placed in this cycle.
+    std::vector<const TaskClass*> failed;
+    for (int id : queue) {
+      Task& t = tasks_[id];
+      if (std::find(failed.begin(), failed.end(), t.cls) != failed.end()) continue;
+      int node = -1;
+      std::vector<int> gpus;
+      Bytes estimate = t.estimate;
+      if (!Decide(t, views, &node, &gpus, &estimate)) {
+        failed.push_back(t.cls);
+        continue;
+      }
+      Bind(t, node, gpus, estimate);
+      views[node] = View(node);
+      failed.clear();
+    }
+  }
+
+  // kube-scheduler's decision: in-tree filter and scores, then the extender's
+  // filter and 0–10 priority × weight × 10 on the survivors; ties at random.
+  bool Decide(const Task& t, const std::vector<NodeState>& views, int* node, std::vector<int>* gpus,
+              Bytes* estimate) {
+    intree_->Evaluate(t.pod, views_ptrs(views), RunOptions{false, false}, &intree_eval_);
+    std::vector<const NodeState*> feasible;
+    std::vector<int> index;
+    for (std::size_t i = 0; i < views.size(); ++i)
+      if (intree_eval_.nodes[i].feasible()) {
+        feasible.push_back(&views[i]);
+        index.push_back(static_cast<int>(i));
+      }
+    if (feasible.empty()) return false;
+    std::vector<double> total(feasible.size());
+    std::vector<char> ok(feasible.size(), 1);
+    for (std::size_t k = 0; k < feasible.size(); ++k)
+      total[k] = 2 * intree_eval_.nodes[index[k]].score;  // two in-tree plugins, weight 1 each
+    if (extender_) {
+      extender_->Evaluate(t.pod, feasible, RunOptions{false, false}, &ext_eval_);
+      if (!ext_eval_.pod_status.ok()) return false;
+      *estimate = ext_eval_.cycle.memory_need_per_gpu;
+      for (std::size_t k = 0; k < feasible.size(); ++k) {
+        ok[k] = ext_eval_.nodes[k].feasible();
+        if (ok[k])
+          total[k] += static_cast<double>(ToExtenderPriority(ext_eval_.nodes[k].score) * policy_.extender_weight * 10);
+      }
+    }
+    double best = -std::numeric_limits<double>::infinity();
+    std::vector<std::size_t> ties;
+    for (std::size_t k = 0; k < feasible.size(); ++k) {
+      if (!ok[k]) continue;
+      if (total[k] > best) {
+        best = total[k];
+        ties.clear();
+      }
+      if (total[k] == best) ties.push_back(k);
+    }
+    if (ties.empty()) return false;
+    const std::size_t pick = ties[tie_rng_.Below(ties.size())];
+    *node = index[pick];
+    gpus->clear();
+    if (extender_ && ext_eval_.nodes[pick].placed) {
+      *gpus = ext_eval_.nodes[pick].gpus.Indices();
+    } else {
+      // The device plugin hands out replicas of the least-shared GPUs first.
+      const NodeRt& rt = nodes_[*node];
+      std::vector<int> held(rt.tenants.size());
+      for (std::size_t g = 0; g < held.size(); ++g) held[g] = static_cast<int>(rt.tenants[g].size());
+      for (int k = 0; k < t.cls->gpus; ++k) {
+        int g = -1;
+        for (std::size_t h = 0; h < held.size(); ++h)
+          if (held[h] < rt.spec->replicas_per_gpu && (g < 0 || held[h] < held[g])) g = static_cast<int>(h);
+        if (g < 0) return false;
+        ++held[g];
+        gpus->push_back(g);
+      }
+    }
+    return true;
+  }
+
+  static std::vector<const NodeState*> views_ptrs(const std::vector<NodeState>& v) {
+    std::vector<const NodeState*> out;
+    for (const auto& n : v) out.push_back(&n);
+    return out;
+  }
+
+  void Bind(Task& t, int node, const std::vector<int>& gpus, Bytes estimate) {
+    const TimeMs now = engine_.now();
+    t.state = Task::State::kRunning;
+    t.node = node;
+    t.gpus = gpus;
+    t.started_ms = now;
+    t.waited_s += static_cast<double>(now - t.pending_since_ms) / 1000.0;
+    ++starts_;
+    NodeRt& rt = nodes_[node];
+    rt.tasks.push_back(t.id);
+    for (int g : gpus) rt.tenants[g].push_back(t.id);
+    if (policy_.kind == PolicyKind::kLoadAware && policy_.reservations) {
+      Reservation r;
+      r.pod = t.pod.Key();
+      r.node = rt.spec->name;
+      for (int g : gpus) r.gpus.Add(g);
+      r.memory_per_gpu = estimate;
+      r.uses_nvlink = PodUsesNvlink(policy_.tidal.nvlink, t.pod);
+      r.placed_at_ms = now;
+      book_.Add(std::move(r));
+    }
+  }
+
+  PolicyResult Finish() {
+    PolicyResult r;
+    r.name = policy_.name;
+    r.tasks = static_cast<int>(tasks_.size());
+    r.waits_s = waits_;
+    r.oom_kills = oom_kills_;
+    r.starts = starts_;
+    r.completed = done_;
+    for (const Task& t : tasks_) {
+      r.makespan_s = std::max(r.makespan_s, static_cast<double>(t.done_ms) / 1000.0);
+      r.pending_at_end += t.state == Task::State::kPending ? 1 : 0;
+      r.running_at_end += t.state == Task::State::kRunning ? 1 : 0;
+    }
+    if (!AllDone()) r.makespan_s = static_cast<double>(engine_.now()) / 1000.0;
+    r.nvlink_variance_max = nvlink_variance_max_;
+    r.max_gpu_overcommit = max_overcommit_;
+    for (const auto& n : nodes_) {
+      r.nodes.push_back(n.spec->name);
+      r.gpu_mem_util_peak[n.spec->name] = n.memory_peak;
+      r.gpu_mem_util_mean[n.spec->name] = n.memory_samples ? n.memory_sum / n.memory_samples : 0;
+    }
+    // Steady state: from the end of the burst while work is still queued.
+    double busy_end = static_cast<double>(last_arrival_ms_) / 1000.0;
+    for (const auto& p : series_) {
+      r.lscs_max = std::max(r.lscs_max, p.lscs);
+      if (p.pending > 0) busy_end = std::max(busy_end, p.t_s);
+    }
+    const double burst_end = static_cast<double>(last_arrival_ms_) / 1000.0;
+    double settle_at = -1;
+    for (const auto& p : series_) {
+      if (p.t_s < burst_end || p.t_s > busy_end) continue;
+      if (p.lscs <= kLscsHealthy) {
+        if (settle_at < 0) settle_at = p.t_s;
+      } else {
+        settle_at = -1;
+      }
+    }
+    r.lscs_settle_s = settle_at < 0 ? -1 : settle_at - burst_end;
+    r.tasks_per_hour = r.makespan_s > 0 ? r.completed / (r.makespan_s / 3600.0) : 0;
+    r.events = engine_.events_run();
+    r.series = std::move(series_);
+    return r;
+  }
+
+  const ClusterSpec& cluster_;
+  const PolicySpec& policy_;
+  SimOptions opt_;
+  Engine engine_;
+  Random tie_rng_;
+  ReservationBook book_;
+  std::vector<Task> tasks_;
+  std::vector<NodeRt> nodes_;
+  std::vector<NodeSample> agent_, scraped_, cache_;
+  std::unique_ptr<Runner> intree_, extender_;
+  Evaluation intree_eval_, ext_eval_;
+  bool cycle_requested_ = false;
+  int done_ = 0, oom_kills_ = 0, starts_ = 0;
+  TimeMs last_arrival_ms_ = 0;
+  double nvlink_variance_max_ = 0, max_overcommit_ = 0;
+  std::vector<double> waits_;
+  std::vector<TimePoint> series_;
+};
+
+}  // namespace
+
+PolicyResult Simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const PolicySpec& policy,
+                      const SimOptions& options) {
+  Simulation sim(cluster, workload, policy, options);
+  return sim.Run();
+}
+
+}  // namespace tidal::sim

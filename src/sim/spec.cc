@@ -1,0 +1,291 @@
+#include "tidal/sim/spec.h"
+
+#include <fstream>
+
+#include "tidal/core/quantity.h"
+#include "tidal/core/status.h"
+#include "tidal/policy/config.h"
+#include "tidal/policy/yaml_util.h"
+
+namespace tidal::sim {
+
+using namespace yamlutil;
+
+namespace {
+
+// [lo, hi] of byte quantities, durations or numbers, or one value for both.
+enum class Unit { kBytes, kSeconds, kNumber };
+
+std::optional<double> Scalar(const YAML::Node& n, Unit unit) {
+  if (!n.IsScalar()) return std::nullopt;
+  const std::string& s = n.Scalar();
+  std::string err;
+  switch (unit) {
+    case Unit::kBytes: {
+      auto q = ParseQuantity(s, "", &err);
+      return q ? std::optional<double>(static_cast<double>(*q)) : std::nullopt;
+    }
+    case Unit::kSeconds: {
+      auto d = ParseDurationMs(s);
+      return d ? std::optional<double>(static_cast<double>(*d) / 1000.0) : std::nullopt;
+    }
+    case Unit::kNumber:
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(s, &used);
+        if (used == s.size()) return v;
+      } catch (...) {
+      }
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void ReadRange(const YAML::Node& node, const std::string& path, const char* key, Unit unit, Range* out,
+               ConfigErrors& errors) {
+  const YAML::Node v = node[key];
+  if (!v || v.IsNull()) return;
+  const std::string p = Join(path, key);
+  std::optional<double> lo, hi;
+  if (v.IsSequence() && v.size() == 2) {
+    lo = Scalar(v[0], unit);
+    hi = Scalar(v[1], unit);
+  } else if (v.IsScalar()) {
+    lo = hi = Scalar(v, unit);
+  }
+  if (!lo || !hi || *lo < 0 || *hi < *lo) {
+    errors.Add(p, "expected a value or [low, high] with 0 <= low <= high");
+    return;
+  }
+  *out = {*lo, *hi};
+}
+
+std::vector<std::vector<int>> Topology(const YAML::Node& t, int gpus, const std::string& path,
+                                       ConfigErrors& errors) {
+  std::vector<std::vector<int>> links(gpus, std::vector<int>(gpus, 0));
+  if (!t || t.IsNull() || (t.IsScalar() && t.Scalar() == "pcie")) return links;
+  if (!t.IsMap()) {
+    errors.Add(path, "expected pcie, {nvlink: all, links: N} or {nvlink: pairs, pairs: [[a, b, links], ...]}");
+    return links;
+  }
+  CheckKeys(t, path, {"nvlink", "links", "pairs"}, errors);
+  std::string kind;
+  ReadString(t, path, "nvlink", &kind, errors);
+  if (kind == "all") {
+    int n = 12;
+    ReadInt(t, path, "links", &n, errors);
+    if (n < 1) errors.Add(Join(path, "links"), "must be >= 1");
+    for (int i = 0; i < gpus; ++i)
+      for (int j = 0; j < gpus; ++j)
+        if (i != j) links[i][j] = n;
+  } else if (kind == "pairs") {
+    const YAML::Node pairs = t["pairs"];
+    if (!pairs || !pairs.IsSequence()) {
+      errors.Add(Join(path, "pairs"), "expected a list of [gpu, gpu, links]");
+      return links;
+    }
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      const std::string pp = Join(path, "pairs") + "[" + std::to_string(k) + "]";
+      try {
+        const int a = pairs[k][0].as<int>(), b = pairs[k][1].as<int>(), n = pairs[k][2].as<int>();
+        if (a < 0 || b < 0 || a >= gpus || b >= gpus || a == b || n < 1) throw 0;
+        links[a][b] = links[b][a] = n;
+      } catch (...) {
+        errors.Add(pp, "expected [gpu, gpu, links] with two different GPUs of this node");
+      }
+    }
+  } else {
+    errors.Add(Join(path, "nvlink"), "\"" + kind + "\" (expected all or pairs)");
+  }
+  return links;
+}
+
+}  // namespace
+
+ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
+  ConfigErrors errors;
+  ClusterSpec c;
+  if (!root || !root.IsMap() || !root["nodes"] || !root["nodes"].IsSequence())
+    throw InputError{origin + ": expected a mapping with a list under \"nodes\""};
+  CheckKeys(root, "", {"name", "nodes"}, errors);
+  ReadString(root, "", "name", &c.name, errors);
+  const YAML::Node nodes = root["nodes"];
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::string path = "nodes[" + std::to_string(i) + "]";
+    const YAML::Node n = nodes[i];
+    if (!n.IsMap()) {
+      errors.Add(path, "expected a mapping");
+      continue;
+    }
+    CheckKeys(n, path, {"name", "namePrefix", "count", "cpu", "memory", "gpu", "topology", "disk", "labels"},
+              errors);
+    NodeSpec base;
+    int count = 1;
+    std::string name, prefix;
+    ReadString(n, path, "name", &name, errors);
+    ReadString(n, path, "namePrefix", &prefix, errors);
+    ReadInt(n, path, "count", &count, errors);
+    if (name.empty() == prefix.empty()) errors.Add(path, "give exactly one of name or namePrefix");
+    if (count < 1 || (!name.empty() && count != 1)) errors.Add(Join(path, "count"), "must be >= 1 (1 with name)");
+    double cpu = 32;
+    ReadDouble(n, path, "cpu", &cpu, errors);
+    base.cpu_milli = static_cast<std::int64_t>(cpu * 1000);
+    ReadBytes(n, path, "memory", &base.memory, errors);
+    if (IsMap(n["labels"], Join(path, "labels"), errors))
+      for (const auto& kv : n["labels"]) base.labels[kv.first.Scalar()] = kv.second.Scalar();
+    const std::string gp = Join(path, "gpu");
+    if (IsMap(n["gpu"], gp, errors)) {
+      const YAML::Node g = n["gpu"];
+      CheckKeys(g, gp, {"model", "memory", "count", "replicas"}, errors);
+      ReadString(g, gp, "model", &base.gpu_model, errors);
+      ReadBytes(g, gp, "memory", &base.gpu_memory, errors);
+      ReadInt(g, gp, "count", &base.gpu_count, errors);
+      ReadInt(g, gp, "replicas", &base.replicas_per_gpu, errors);
+      if (base.gpu_count < 0 || base.gpu_count > kMaxGpusPerNode)
+        errors.Add(Join(gp, "count"), "must be in [0, 64]");
+      if (base.replicas_per_gpu < 1 || base.replicas_per_gpu > 16)
+        errors.Add(Join(gp, "replicas"), "must be in [1, 16]");
+    }
+    base.gpu_count = std::clamp(base.gpu_count, 0, kMaxGpusPerNode);
+    base.links = Topology(n["topology"], base.gpu_count, Join(path, "topology"), errors);
+    const std::string dp = Join(path, "disk");
+    if (IsMap(n["disk"], dp, errors)) {
+      CheckKeys(n["disk"], dp, {"name", "baseAwaitMs"}, errors);
+      ReadString(n["disk"], dp, "name", &base.disk.name, errors);
+      ReadDouble(n["disk"], dp, "baseAwaitMs", &base.disk.base_await_ms, errors);
+      if (!(base.disk.base_await_ms > 0)) errors.Add(Join(dp, "baseAwaitMs"), "must be > 0");
+    }
+    for (int k = 0; k < count; ++k) {
+      NodeSpec s = base;
+      s.name = name.empty() ? prefix + (k + 1 < 10 ? "0" : "") + std::to_string(k + 1) : name;
+      c.nodes.push_back(std::move(s));
+    }
+  }
+  if (c.nodes.empty()) errors.Add("nodes", "at least one node is needed");
+  if (!errors.empty()) throw InputError{origin + ":\n" + errors.Joined()};
+  return c;
+}
+
+WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin) {
+  ConfigErrors errors;
+  WorkloadSpec w;
+  if (!root || !root.IsMap() || !root["classes"] || !root["classes"].IsSequence())
+    throw InputError{origin + ": expected a mapping with a list under \"classes\""};
+  CheckKeys(root, "", {"name", "classes"}, errors);
+  ReadString(root, "", "name", &w.name, errors);
+  const YAML::Node classes = root["classes"];
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const std::string path = "classes[" + std::to_string(i) + "]";
+    const YAML::Node n = classes[i];
+    if (!n.IsMap()) {
+      errors.Add(path, "expected a mapping");
+      continue;
+    }
+    CheckKeys(n, path,
+              {"name", "count", "arrival", "gpus", "loadType", "image", "declaredMemory", "memory", "nvlink",
+               "nvlinkRequired", "computeDuty", "io", "duration", "requests", "startup"},
+              errors);
+    TaskClass t;
+    ReadString(n, path, "name", &t.name, errors);
+    if (t.name.empty()) errors.Add(Join(path, "name"), "required");
+    ReadInt(n, path, "count", &t.count, errors);
+    if (t.count < 0 || t.count > 1'000'000) errors.Add(Join(path, "count"), "must be in [0, 1000000]");
+    const std::string ap = Join(path, "arrival");
+    if (IsMap(n["arrival"], ap, errors)) {
+      const YAML::Node a = n["arrival"];
+      CheckKeys(a, ap, {"kind", "start", "window", "meanGap"}, errors);
+      ReadString(a, ap, "kind", &t.arrival, errors);
+      if (t.arrival != "burst" && t.arrival != "poisson")
+        errors.Add(Join(ap, "kind"), "\"" + t.arrival + "\" (expected burst or poisson)");
+      ReadDuration(a, ap, "start", &t.arrival_start_ms, errors);
+      ReadDuration(a, ap, "window", &t.arrival_window_ms, errors);
+      ReadDuration(a, ap, "meanGap", &t.mean_gap_ms, errors);
+    }
+    ReadInt(n, path, "gpus", &t.gpus, errors);
+    if (t.gpus < 0 || t.gpus > kMaxGpusPerNode) errors.Add(Join(path, "gpus"), "must be in [0, 64]");
+    std::string lt;
+    ReadString(n, path, "loadType", &lt, errors);
+    if (auto parsed = ParseLoadType(lt)) t.load_type = *parsed;
+    else errors.Add(Join(path, "loadType"), "\"" + lt + "\" (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
+    ReadString(n, path, "image", &t.image, errors);
+    if (n["declaredMemory"]) {
+      Bytes b = 0;
+      ReadBytes(n, path, "declaredMemory", &b, errors);
+      t.declared_memory = b;
+    }
+    const std::string mp = Join(path, "memory");
+    if (IsMap(n["memory"], mp, errors)) {
+      const YAML::Node m = n["memory"];
+      CheckKeys(m, mp, {"context", "peak", "rampSeconds"}, errors);
+      ReadBytes(m, mp, "context", &t.memory_context, errors);
+      ReadRange(m, mp, "peak", Unit::kBytes, &t.memory_peak, errors);
+      ReadRange(m, mp, "rampSeconds", Unit::kNumber, &t.ramp_seconds, errors);
+    } else {
+      errors.Add(mp, "required (context, peak)");
+    }
+    if (t.memory_peak.lo < static_cast<double>(t.memory_context))
+      errors.Add(Join(mp, "peak"), "must be at least the context");
+    ReadBool(n, path, "nvlink", &t.uses_nvlink, errors);
+    ReadBool(n, path, "nvlinkRequired", &t.nvlink_required, errors);
+    ReadDouble(n, path, "computeDuty", &t.compute_duty, errors);
+    if (!(t.compute_duty > 0 && t.compute_duty <= 1)) errors.Add(Join(path, "computeDuty"), "must be in (0, 1]");
+    const std::string iop = Join(path, "io");
+    if (IsMap(n["io"], iop, errors)) {
+      CheckKeys(n["io"], iop, {"intensity", "bound"}, errors);
+      ReadDouble(n["io"], iop, "intensity", &t.io_intensity, errors);
+      ReadDouble(n["io"], iop, "bound", &t.io_bound, errors);
+      if (!(t.io_intensity >= 0 && t.io_intensity <= 1)) errors.Add(Join(iop, "intensity"), "must be in [0, 1]");
+      if (!(t.io_bound >= 0 && t.io_bound <= 1)) errors.Add(Join(iop, "bound"), "must be in [0, 1]");
+    }
+    ReadRange(n, path, "duration", Unit::kSeconds, &t.duration_seconds, errors);
+    if (!(t.duration_seconds.lo > 0)) errors.Add(Join(path, "duration"), "must be > 0");
+    const std::string rp = Join(path, "requests");
+    if (IsMap(n["requests"], rp, errors)) {
+      CheckKeys(n["requests"], rp, {"cpu", "memory"}, errors);
+      double cpu = static_cast<double>(t.cpu_milli) / 1000;
+      ReadDouble(n["requests"], rp, "cpu", &cpu, errors);
+      t.cpu_milli = static_cast<std::int64_t>(cpu * 1000);
+      ReadBytes(n["requests"], rp, "memory", &t.memory_request, errors);
+    }
+    ReadDuration(n, path, "startup", &t.startup_ms, errors);
+    w.classes.push_back(std::move(t));
+  }
+  if (!errors.empty()) throw InputError{origin + ":\n" + errors.Joined()};
+  return w;
+}
+
+namespace {
+
+YAML::Node LoadYamlFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError{path + ": cannot open the file"};
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    throw InputError{path + ": not valid YAML: " + e.what()};
+  }
+}
+
+}  // namespace
+
+ClusterSpec LoadClusterFile(const std::string& path) { return LoadClusterSpec(LoadYamlFile(path), path); }
+
+WorkloadSpec LoadWorkload(const std::string& ref) {
+  if (ref.rfind("builtin:", 0) == 0) {
+    const char* text = BuiltinWorkloadYaml(ref.substr(8));
+    if (!text) throw InputError{ref + ": no such built-in workload (expected builtin:seed)"};
+    return LoadWorkloadSpec(YAML::Load(text), ref);
+  }
+  return LoadWorkloadSpec(LoadYamlFile(ref), ref);
+}
+
+ClusterSpec LoadCluster(const std::string& ref) {
+  if (ref.rfind("builtin:", 0) == 0) {
+    const char* text = BuiltinClusterYaml(ref.substr(8));
+    if (!text) throw InputError{ref + ": no such built-in cluster (expected builtin:seed-8xA10 or builtin:seed-8xA10-golden)"};
+    return LoadClusterSpec(YAML::Load(text), ref);
+  }
+  return LoadClusterFile(ref);
+}
+
+}  // namespace tidal::sim
