@@ -1,35 +1,54 @@
 #include "tidal/metrics/reservations.h"
 
+#include <algorithm>
+
 namespace tidal {
 
 void ReservationBook::Add(Reservation r) {
+  r.in_flight = true;
   std::string key = r.pod;
   by_pod_[std::move(key)] = std::move(r);
 }
 
 void ReservationBook::Remove(const std::string& pod) { by_pod_.erase(pod); }
 
+std::size_t ReservationBook::in_flight() const {
+  std::size_t n = 0;
+  for (const auto& [pod, r] : by_pod_) n += r.in_flight ? 1 : 0;
+  return n;
+}
+
 void ReservationBook::Expire(TimeMs now_ms, const std::map<std::string, TimeMs>& sample_time_by_node) {
   for (auto it = by_pod_.begin(); it != by_pod_.end();) {
-    const Reservation& r = it->second;
-    bool drop = now_ms - r.placed_at_ms >= options_.ttl_ms;
+    Reservation& r = it->second;
+    bool seen = now_ms - r.placed_at_ms >= options_.ttl_ms;
     if (auto s = sample_time_by_node.find(r.node); s != sample_time_by_node.end())
-      drop = drop || s->second >= r.placed_at_ms + options_.visible_after_ms;
-    it = drop ? by_pod_.erase(it) : std::next(it);
+      seen = seen || s->second >= r.placed_at_ms + options_.visible_after_ms;
+    if (seen) r.in_flight = false;
+    it = (seen && !options_.claims) ? by_pod_.erase(it) : std::next(it);
   }
 }
 
 void ReservationBook::ApplyTo(NodeState& node, int slots_per_gpu) const {
   int nvlink_pods = 0;
   bool any = false;
+  Bytes in_flight[kMaxGpusPerNode] = {};
+  Bytes claimed[kMaxGpusPerNode] = {};
   for (const auto& [pod, r] : by_pod_) {
     if (r.node != node.name) continue;
     any = true;
-    nvlink_pods += r.uses_nvlink ? 1 : 0;
-    for (auto& g : node.gpus)
-      if (g.index >= 0 && g.index < kMaxGpusPerNode && r.gpus.Has(g.index)) g.memory_used += r.memory_per_gpu;
+    if (r.in_flight) nvlink_pods += r.uses_nvlink ? 1 : 0;
+    for (std::uint64_t b = r.gpus.bits(); b != 0; b &= b - 1) {
+      const int g = std::countr_zero(b);
+      if (r.in_flight) in_flight[g] += r.memory_per_gpu;
+      claimed[g] += r.memory_per_gpu;
+    }
   }
   if (!any) return;
+  for (auto& g : node.gpus) {
+    if (g.index < 0 || g.index >= kMaxGpusPerNode) continue;
+    g.memory_used = std::max(g.memory_used + in_flight[g.index], claimed[g.index]);
+  }
   node.nvlink_competition +=
       NvlinkCompetitionIndex(nvlink_pods, static_cast<int>(node.gpus.size()), slots_per_gpu);
   node.Finalize();

@@ -31,7 +31,7 @@ TEST(Engine, StopsAtTheHorizonAndOnStop) {
   EXPECT_EQ(ran, 5);
   e.At(60, [&] { e.Stop(); });
   e.Run(1000);
-  EXPECT_EQ(ran, 6);  // 50, then 60 stops before 70
+  EXPECT_EQ(ran, 7);  // 50 and 60 (inserted before the stop at 60), then nothing more
   EXPECT_FALSE(e.empty());
 }
 

@@ -61,6 +61,8 @@ std::string RenderTable(const RunReport& r) {
       {"wait mean (s)", [](const PolicyResult& p) { return Num(Mean(p.waits_s), 1); }},
       {"wait p50 (s)", [](const PolicyResult& p) { return Num(Percentile(p.waits_s, 50), 1); }},
       {"wait p99 (s)", [](const PolicyResult& p) { return Num(Percentile(p.waits_s, 99), 1); }},
+      {"JCT mean (s)", [](const PolicyResult& p) { return Num(Mean(p.jcts_s), 1); }},
+      {"JCT p99 (s)", [](const PolicyResult& p) { return Num(Percentile(p.jcts_s, 99), 1); }},
       {"makespan (s)", [](const PolicyResult& p) { return Num(p.makespan_s, 0); }},
       {"completed", [](const PolicyResult& p) { return fmt::format("{}/{}", p.completed, p.tasks); }},
       {"OOM kills", [](const PolicyResult& p) { return std::to_string(p.oom_kills); }},
@@ -108,6 +110,8 @@ std::string RenderJson(const RunReport& r) {
     out += ", \"wait_mean_s\": " + Num(Mean(p.waits_s), 3);
     out += ", \"wait_p50_s\": " + Num(Percentile(p.waits_s, 50), 3);
     out += ", \"wait_p99_s\": " + Num(Percentile(p.waits_s, 99), 3);
+    out += ", \"jct_mean_s\": " + Num(Mean(p.jcts_s), 3);
+    out += ", \"jct_p99_s\": " + Num(Percentile(p.jcts_s, 99), 3);
     out += ", \"makespan_s\": " + Num(p.makespan_s, 3);
     out += ", \"tasks\": " + std::to_string(p.tasks);
     out += ", \"completed\": " + std::to_string(p.completed);

@@ -49,7 +49,9 @@ struct Task {
   double ramp_s = 0;
   Bytes estimate = 0;  // what Tidal thinks it needs per GPU (declared or estimated)
   enum class State { kWaiting, kPending, kRunning, kDone } state = State::kWaiting;
-  TimeMs pending_since_ms = 0;
+  TimeMs pending_since_ms = 0;  // since when it has been waiting (pending or in back-off)
+  TimeMs queued_ms = 0;         // when it (re)entered the scheduling queue: its queue order
+  int failures = 0;
   double waited_s = 0;
   int node = -1;
   std::vector<int> gpus;  // physical GPU positions; a time-sliced pod may get one twice
@@ -190,6 +192,14 @@ class Simulation {
     Task& t = tasks_[id];
     t.state = Task::State::kPending;
     t.pending_since_ms = engine_.now();
+    t.queued_ms = engine_.now();
+    RequestCycle();
+  }
+
+  void Requeue(int id) {
+    Task& t = tasks_[id];
+    t.state = Task::State::kPending;
+    t.queued_ms = engine_.now();
     RequestCycle();
   }
 
@@ -326,6 +336,7 @@ class Simulation {
     t.done_ms = engine_.now();
     ++done_;
     waits_.push_back(t.waited_s);
+    jcts_.push_back(static_cast<double>(t.done_ms - t.arrival_ms) / 1000.0);
     RequestCycle();
     if (AllDone()) engine_.Stop();
   }
@@ -334,11 +345,14 @@ class Simulation {
     Task& t = tasks_[id];
     Release(t);
     ++oom_kills_;
-    // The pod restarts from its beginning and queues again.
-    t.state = Task::State::kPending;
+    // The pod restarts from its beginning. Its Job controller recreates a failed
+    // pod after an exponential back-off (10 s, 20 s, 40 s, … capped at 6 min).
+    t.state = Task::State::kWaiting;
     t.pending_since_ms = engine_.now();
     t.progress_s = 0;
-    RequestCycle();
+    const TimeMs backoff = std::min<TimeMs>(360'000, 10'000LL << std::min(t.failures, 6));
+    ++t.failures;
+    engine_.After(backoff, [this, id] { Requeue(id); });
   }
 
   void Stats() {
@@ -444,7 +458,7 @@ class Simulation {
     for (const Task& t : tasks_)
       if (t.state == Task::State::kPending) queue.push_back(t.id);
     std::stable_sort(queue.begin(), queue.end(),
-                     [&](int a, int b) { return tasks_[a].pending_since_ms < tasks_[b].pending_since_ms; });
+                     [&](int a, int b) { return tasks_[a].queued_ms < tasks_[b].queued_ms; });
     if (queue.empty()) return;
     std::vector<NodeState> views;
     for (std::size_t n = 0; n < nodes_.size(); ++n) views.push_back(View(n));
@@ -560,6 +574,7 @@ class Simulation {
     r.name = policy_.name;
     r.tasks = static_cast<int>(tasks_.size());
     r.waits_s = waits_;
+    r.jcts_s = jcts_;
     r.oom_kills = oom_kills_;
     r.starts = starts_;
     r.completed = done_;
@@ -614,7 +629,7 @@ class Simulation {
   int done_ = 0, oom_kills_ = 0, starts_ = 0;
   TimeMs last_arrival_ms_ = 0;
   double nvlink_variance_max_ = 0, max_overcommit_ = 0;
-  std::vector<double> waits_;
+  std::vector<double> waits_, jcts_;
   std::vector<TimePoint> series_;
 };
 

@@ -1,0 +1,110 @@
+#include "tidal/sim/simulator.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tidal/core/status.h"
+#include "tidal/sim/report.h"
+
+namespace tidal::sim {
+namespace {
+
+RunReport RunSeed(std::uint64_t seed, const std::vector<std::string>& names,
+                  const std::string& cluster = "builtin:seed-8xA10", SimOptions options = {}) {
+  const ClusterSpec c = LoadCluster(cluster);
+  const WorkloadSpec w = LoadWorkload("builtin:seed");
+  options.seed = seed;
+  RunReport r;
+  r.scenario = w.name;
+  r.cluster = c.name;
+  r.seed = seed;
+  for (const auto& n : names) r.policies.push_back(Simulate(c, w, MakePolicy(n, DefaultPolicyConfig()), options));
+  return r;
+}
+
+const std::vector<std::string> kAll = {"k8s-default", "best-fit", "load-aware", "oracle"};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Simulator, GoldenSeedScenario) {
+  const std::string got = RenderJson(RunSeed(42, kAll));
+  const std::string path = std::string(TIDAL_SOURCE_DIR) + "/tests/golden/simulate-seed-42.json";
+  if (std::getenv("TIDAL_UPDATE_GOLDEN")) std::ofstream(path) << got;
+  const std::string want = ReadFile(path);
+  ASSERT_FALSE(want.empty()) << "missing golden file " << path << " (run with TIDAL_UPDATE_GOLDEN=1)";
+  EXPECT_EQ(got, want) << "the seed scenario's report changed; if intended, rerun with TIDAL_UPDATE_GOLDEN=1 "
+                          "and explain the change in the commit";
+}
+
+TEST(Simulator, SameSeedSameBytesOtherSeedOtherRun) {
+  const std::string a = RenderJson(RunSeed(7, kAll));
+  const std::string b = RenderJson(RunSeed(7, kAll));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, RenderJson(RunSeed(8, kAll)));
+}
+
+TEST(Simulator, EveryTaskEndsOrIsStillQueued) {
+  struct Case {
+    const char* name;
+    TimeMs horizon;
+  };
+  const Case cases[] = {{"run to completion", 48LL * 3600 * 1000}, {"cut off mid-run", 1800 * 1000}};
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    SimOptions o;
+    o.horizon_ms = tc.horizon;
+    const RunReport r = RunSeed(42, kAll, "builtin:seed-8xA10", o);
+    for (const auto& p : r.policies) {
+      SCOPED_TRACE(p.name);
+      EXPECT_EQ(p.tasks, 100);
+      // Tasks in back-off after an OOM kill are neither pending nor running.
+      EXPECT_LE(p.completed + p.pending_at_end + p.running_at_end, p.tasks);
+      EXPECT_GE(p.starts, p.completed + p.running_at_end);
+      EXPECT_EQ(static_cast<int>(p.waits_s.size()), p.completed);
+      if (tc.horizon > 24LL * 3600 * 1000) {
+        EXPECT_EQ(p.completed, p.tasks);
+      } else {
+        EXPECT_LT(p.completed, p.tasks);
+        EXPECT_GT(p.pending_at_end + p.running_at_end, 0);
+      }
+    }
+  }
+}
+
+TEST(Simulator, OracleNeverOvercommitsAGpu) {
+  for (const char* cluster : {"builtin:seed-8xA10", "builtin:seed-8xA10-golden"})
+    for (std::uint64_t seed : {1u, 42u, 99u}) {
+      SCOPED_TRACE(std::string(cluster) + " seed " + std::to_string(seed));
+      const RunReport r = RunSeed(seed, {"oracle"}, cluster);
+      EXPECT_LE(r.policies[0].max_gpu_overcommit, 1.0);
+      EXPECT_EQ(r.policies[0].oom_kills, 0);
+    }
+}
+
+TEST(Simulator, StockSchedulerShowsTheBriefsSymptoms) {
+  const RunReport r = RunSeed(42, {"k8s-default", "load-aware"});
+  const PolicyResult& stock = r.policies[0];
+  const PolicyResult& tidal = r.policies[1];
+  double hottest = 0, coolest = 1;
+  for (const auto& [node, peak] : stock.gpu_mem_util_peak) hottest = std::max(hottest, peak);
+  for (const auto& [node, mean] : stock.gpu_mem_util_mean) coolest = std::min(coolest, mean);
+  EXPECT_GT(hottest, 0.85);           // some node runs near full GPU memory
+  EXPECT_GT(stock.oom_kills, 0);       // OOM kills happen
+  EXPECT_GT(stock.max_gpu_overcommit, 1.0);
+  EXPECT_EQ(tidal.oom_kills, 0);       // Tidal places by real free memory
+  EXPECT_LE(tidal.max_gpu_overcommit, 1.0);
+}
+
+TEST(Simulator, UnknownPolicyIsAnInputError) {
+  EXPECT_THROW(MakePolicy("magic", DefaultPolicyConfig()), InputError);
+}
+
+}  // namespace
+}  // namespace tidal::sim

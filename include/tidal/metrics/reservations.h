@@ -1,8 +1,16 @@
 #pragma once
-// In-flight reservations (DESIGN §6): pods placed since the metrics snapshot was
-// taken are invisible to it. Each placement is kept here and added to its node's
-// load until metrics newer than the placement show it, the pod is gone, or a TTL
-// passes; without this a burst lands on the one idle node (the herd effect).
+// In-flight reservations and GPU memory claims (DESIGN §5, §6).
+//
+// Pods placed since the metrics snapshot was taken are invisible to it; without
+// accounting, a burst lands on the one idle node (the herd effect). Each placement
+// is kept here with its estimated memory per GPU:
+//  - while it is *in flight* (no sample taken `visible_after` after the placement
+//    has shown it, and the TTL has not passed) its memory and NVLink use are added
+//    to the node's measured load;
+//  - after that, and until the pod is gone, its estimate stays a *claim*: a GPU's
+//    used memory is taken as at least the sum of its pods' claims. Real memory
+//    ramps from the CUDA context to its peak over minutes, so a sample that shows
+//    the pod does not yet show all it will use.
 #include <map>
 #include <string>
 #include <vector>
@@ -19,13 +27,15 @@ struct Reservation {
   Bytes memory_per_gpu = 0;
   bool uses_nvlink = false;
   TimeMs placed_at_ms = 0;
+  bool in_flight = true;  // cleared by Expire
 };
 
 struct ReservationOptions {
-  // A sample must be at least this much newer than the placement to count as
-  // showing the pod (the pod's container needs time to start and allocate).
+  // A sample must be at least this much newer than the placement to show the pod
+  // (the scrape interval: the agent's sample must have been scraped).
   TimeMs visible_after_ms = 15'000;
-  TimeMs ttl_ms = 120'000;
+  TimeMs ttl_ms = 120'000;    // in flight at most this long, whatever the samples say
+  bool claims = true;         // keep the estimate as a floor while the pod runs
 };
 
 class ReservationBook {
@@ -33,16 +43,18 @@ class ReservationBook {
   explicit ReservationBook(ReservationOptions options = {}) : options_(options) {}
 
   void Add(Reservation r);
+  // The pod is gone (finished, deleted, evicted): forget it.
   void Remove(const std::string& pod);
-  // Drops reservations that the node's sample (taken at `sample_time_ms`) includes,
-  // and those past their TTL at `now_ms`.
+  // Ends the in-flight period of the placements that the node's latest sample
+  // (taken at `sample_time_ms`) shows, and of those past the TTL at `now_ms`.
+  // Without claims they are dropped; with claims they stay as floors.
   void Expire(TimeMs now_ms, const std::map<std::string, TimeMs>& sample_time_by_node);
-  // Adds the node's reservations to its GPUs' used memory and its NVLink
-  // competition index, then re-derives the node's load. `slots_per_gpu` turns
-  // NVLink pods into the index.
+  // Per GPU: used = max(measured + in-flight reservations, Σ claims); the NVLink
+  // index grows by the in-flight NVLink pods. Re-derives the node's load.
   void ApplyTo(NodeState& node, int slots_per_gpu) const;
 
   std::size_t size() const { return by_pod_.size(); }
+  std::size_t in_flight() const;
   const std::map<std::string, Reservation>& all() const { return by_pod_; }
 
  private:

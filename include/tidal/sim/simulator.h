@@ -41,7 +41,7 @@ struct SimOptions {
   TimeMs lscs_window_ms = 300'000;    // LSCS uses 5-minute averages
   TimeMs horizon_ms = 48LL * 3600 * 1000;
   double pcie_nvlink_slowdown = 1.5;  // an NVLink job on GPUs without NVLink
-  ReservationOptions reservations{60'000, 120'000};
+  ReservationOptions reservations;  // the extender's defaults
 };
 
 struct TimePoint {
@@ -55,7 +55,8 @@ struct TimePoint {
 struct PolicyResult {
   std::string name;
   std::vector<std::string> nodes;
-  std::vector<double> waits_s;  // per completed task: time spent pending, all attempts
+  std::vector<double> waits_s;  // per completed task: time not running (pending, back-off), all attempts
+  std::vector<double> jcts_s;   // per completed task: completion − first arrival
   double makespan_s = 0;
   int oom_kills = 0;
   int starts = 0;
