@@ -43,12 +43,16 @@ std::vector<std::string> Split(const std::string& s) {
 void Plot(const std::string& dir) {
   const char* env = std::getenv("TIDAL_PLOT_SCRIPT");
   const std::string script = env ? env : TIDAL_PLOT_SCRIPT;
-  std::vector<std::string> args = {"python3", script, dir};
+  // Debian's python3 is where python3-matplotlib installs; another python3 on
+  // PATH (a virtualenv, pyenv) may lack it. TIDAL_PYTHON overrides.
+  const char* py_env = std::getenv("TIDAL_PYTHON");
+  std::string python = py_env ? py_env : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+  std::vector<std::string> args = {python, script, dir};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawnp(&pid, "python3", nullptr, nullptr, argv.data(), environ) != 0) {
+  if (posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
     std::cerr << "simulate: python3 not found; CSV series are in " << dir << ", plots skipped\n";
     return;
   }
