@@ -1,6 +1,11 @@
 #include "policy/plugins/gpufit/gpufit.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
+
+#include "tidal/policy/topology.h"
 
 #include "testing/builders.h"
 
@@ -136,6 +141,71 @@ TEST(GpuFitArgs, Validation) {
   ConfigErrors ok;
   EXPECT_NE(NewGpuFit(YAML::Node(), "plugins.gpufit.args", ok), nullptr);
   EXPECT_TRUE(ok.empty());
+}
+
+}  // namespace
+}  // namespace tidal
+
+namespace tidal {
+namespace {
+
+using namespace tidal::testing;
+
+// Builds a node from a real `nvidia-smi topo -m` capture.
+NodeState FromTopology(const std::string& file, Bytes memory) {
+  std::ifstream in(std::string(TIDAL_TESTDATA_DIR) + "/reference/nvidia-smi/" + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  GpuTopology topo;
+  const Status s = ParseTopoMatrix(ss.str(), &topo);
+  EXPECT_TRUE(s.ok()) << file << ": " << s.reason();
+  NodeBuilder b(file);
+  b.Gpus(static_cast<int>(topo.gpus.size()), memory);
+  NodeState n = b.Build();
+  for (std::size_t g = 0; g < n.gpus.size(); ++g) n.gpus[g].nvlink_peers = topo.PeersOf(static_cast<int>(g));
+  n.Finalize();
+  return n;
+}
+
+bool PairwiseLinked(const NodeState& n, GpuSet set) {
+  const auto idx = set.Indices();
+  for (std::size_t a = 0; a < idx.size(); ++a)
+    for (std::size_t b = a + 1; b < idx.size(); ++b)
+      if (n.gpus[idx[a]].LinksTo(idx[b]) == 0) return false;
+  return true;
+}
+
+TEST(GpuFit, CliqueChoiceOnRealTopologies) {
+  struct TopoCase {
+    const char* name;
+    const char* file;
+    int gpus;
+    bool want_fit;
+    int want_links;  // links inside the chosen set
+  };
+  const TopoCase cases[] = {
+      {"DGX-1 V100 cube mesh: best pair has 2 links", "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt", 2, true, 2},
+      {"DGX-1 V100 cube mesh: a linked quad", "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt", 4, true, 9},
+      {"DGX-1 V100 cube mesh: no linked 5-set", "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt", 5, false, 0},
+      {"A100 NVSwitch: any 8 are linked, NV12 each pair", "topo-m_a100-sxm4-80gbx8_nv12_8nic.txt", 8, true, 28 * 12},
+      {"H100 NV18: 4 GPUs", "topo-m_h100x8_nv18_no-nic.txt", 4, true, 6 * 18},
+      {"PCIe only: required NVLink never fits", "topo-m_pcie4gpu_pix-pairs_sys_gpu008.txt", 2, false, 0},
+  };
+  const PolicyConfig config = DefaultPolicyConfig();
+  GpuFit plugin{GpuFitArgs{}};
+  for (const TopoCase& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const NodeState node = FromTopology(tc.file, 32 * kGi);
+    const PodDemand pod = PodBuilder().Gpus(tc.gpus).Memory(8 * kGi).NvlinkRequired().Build();
+    const CycleState cycle = Cycle(config, pod);
+    NodeScratch scratch;
+    const Status s = plugin.FilterOne(cycle, node, scratch);
+    ASSERT_EQ(s.ok(), tc.want_fit) << s.reason();
+    if (!s.ok()) continue;
+    EXPECT_EQ(scratch.gpus.Count(), tc.gpus);
+    EXPECT_TRUE(PairwiseLinked(node, scratch.gpus));
+    EXPECT_EQ(scratch.nvlink_links, tc.want_links);
+  }
 }
 
 }  // namespace
