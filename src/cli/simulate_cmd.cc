@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -86,7 +87,13 @@ void RunSimulate(const SimulateOptions& o) {
       std::cerr << "\rsimulated " << (i + 1) << "/" << policies.size() << " policies (" << policies[i].name
                 << ")   " << (i + 1 == policies.size() ? "\n" : "") << std::flush;
   }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::uint64_t events = 0;
+  for (const auto& p : report.policies) events += p.events;
   std::cout << (o.output == "json" ? sim::RenderJson(report) : sim::RenderTable(report));
+  if (o.output == "table")
+    std::cout << "\n" << events << " events in " << wall << " s (" << static_cast<std::uint64_t>(events / std::max(wall, 1e-9))
+              << " events/s)\n";
   if (!o.out.empty()) {
     sim::WriteCsv(report, o.out);
     Plot(o.out);

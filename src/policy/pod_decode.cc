@@ -1,6 +1,7 @@
 #include "tidal/policy/pod_decode.h"
 
 #include <simdjson.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include "tidal/core/quantity.h"
@@ -182,6 +184,62 @@ class YamlValue {
   YAML::Node node_;
   bool present_ = false;
 };
+
+// Counts a YAML stream's documents before YAML::LoadAll runs. yaml-cpp 0.7's LoadAll loops
+// forever, allocating, on a stray flow indicator such as a leading ',' (jbeder/yaml-cpp#1040):
+// its parser then yields empty documents without consuming input. A document that starts
+// where the previous one did is that loop, and is reported as invalid YAML instead.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    start_ = mark;
+    content_ = false;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content_ = true; }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    content_ = true;
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    content_ = true;
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    content_ = true;
+  }
+  void OnMapEnd() override {}
+
+  const YAML::Mark& start() const { return start_; }
+  bool content() const { return content_; }
+
+ private:
+  YAML::Mark start_;
+  bool content_ = false;
+};
+
+// The number of non-empty documents (stopping at 2), or an error. May throw YAML exceptions.
+Status CountYamlDocuments(const std::string& yaml, int* count) {
+  constexpr int kMaxDocuments = 1000;  // empty "---" documents; more is not a Pod file
+  std::istringstream in(yaml);
+  YAML::Parser parser(in);
+  DocumentCounter counter;
+  int documents = 0;
+  std::optional<int> previous_pos;
+  *count = 0;
+  while (*count < 2 && parser.HandleNextDocument(counter)) {
+    if (counter.start().pos == previous_pos || ++documents > kMaxDocuments)
+      return Status::Error("invalid YAML: unexpected input at line " +
+                           std::to_string(counter.start().line + 1) + ", column " +
+                           std::to_string(counter.start().column + 1));
+    previous_pos = counter.start().pos;
+    if (counter.content()) ++*count;
+  }
+  return {};
+}
 
 // ---- Decoding, with JSON paths in every message. ----
 
@@ -479,17 +537,17 @@ Status DecodePodJson(std::string_view json, RawPod* out) {
 Status DecodePodYaml(std::string_view yaml, RawPod* out) {
   *out = RawPod{};
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
-    std::size_t count = 0;
-    const YAML::Node* doc = nullptr;
-    for (const YAML::Node& d : docs) {
-      if (d.IsNull()) continue;  // a stray "---" at either end
-      ++count;
-      doc = &d;
-    }
+    const std::string text(yaml);
+    int count = 0;
+    if (Status s = CountYamlDocuments(text, &count); !s.ok()) return s;
     if (count == 0) return Status::Error("pod: the YAML document is empty");
-    if (count > 1)
-      return Status::Error("pod: expected one YAML document, found " + std::to_string(count));
+    if (count > 1) return Status::Error("pod: expected one YAML document, found several");
+    // Safe now: the same parser run above ended.
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    const YAML::Node* doc = nullptr;
+    for (const YAML::Node& d : docs)
+      if (!d.IsNull()) doc = &d;  // skips a stray "---" at either end
+    if (doc == nullptr) return Status::Error("pod: the YAML document is empty");
     RawPod pod;
     if (Status s = DecodePod(YamlValue(*doc), &pod); !s.ok()) return s;
     *out = std::move(pod);

@@ -294,7 +294,12 @@ TEST(DecodePod, Errors) {
       {"yaml_scalar_root", "just a string\n", "pod: expected an object"},
       {"yaml_sequence_root", "- a\n- b\n", "pod: expected an object"},
       {"yaml_two_documents", "metadata: {name: a}\n---\nmetadata: {name: b}\n",
-       "expected one YAML document, found 2"},
+       "expected one YAML document, found several"},
+      {"yaml_leading_empty_documents", "---\n---\nkind: Job\n", "kind: expected Pod"},
+      // yaml-cpp 0.7's LoadAll never returns on these (jbeder/yaml-cpp#1040).
+      {"yaml_lone_comma", ",", "invalid YAML: "},
+      {"yaml_leading_comma", ",apiVersion: v1\nkind: Pod\n", "invalid YAML: "},
+      {"yaml_trailing_comma", "kind: Pod\n,\n", "invalid YAML: "},
       {"yaml_annotations_list", "metadata:\n  annotations:\n  - a\n",
        "metadata.annotations: expected an object"},
       {"yaml_container_string", "spec:\n  containers:\n  - {name: a}\n  - b\n",
@@ -458,7 +463,8 @@ TEST(ToPodDemand, Annotations) {
   const AnnotationCase cases[] = {
       {"threshold_valid", "ai.gpu-reject-threshold", "0.80", ""},
       {"threshold_nan", "ai.gpu-reject-threshold", "NaN",
-       R"(annotation ai.gpu-reject-threshold: "NaN" is not a number in [0, 1] (expected e.g. "0.80"))"},
+       R"(annotation ai.gpu-reject-threshold: "NaN" is not a number in [0, 1] )"
+       R"((expected e.g. "0.80"))"},
       {"threshold_exponent", "ai.gpu-reject-threshold", "1e9",
        R"(annotation ai.gpu-reject-threshold: "1e9" is not a number in [0, 1])"},
       {"threshold_empty", "ai.gpu-reject-threshold", "",
@@ -663,9 +669,8 @@ TEST(ParseRejectThreshold, StrictDecimal) {
   }
   std::string error;
   ParseRejectThreshold("0.8 ", &error);
-  EXPECT_EQ(
-      error,
-      R"(annotation ai.gpu-reject-threshold: "0.8 " is not a number in [0, 1] (expected e.g. "0.80"))");
+  EXPECT_EQ(error, R"(annotation ai.gpu-reject-threshold: "0.8 " is not a number in [0, 1] )"
+                   R"((expected e.g. "0.80"))");
 }
 
 // Every prefix of a valid pod is either decoded or rejected with a Status: never a crash.

@@ -137,6 +137,7 @@ std::string RenderJson(const RunReport& r) {
       first = false;
     }
     out += "}, \"tasks_per_hour\": " + Num(p.tasks_per_hour, 3);
+    out += ", \"events\": " + std::to_string(p.events);
     out += "}";
   }
   out += "\n  ]\n}\n";

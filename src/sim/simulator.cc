@@ -130,13 +130,15 @@ class Simulation {
   }
 
  private:
+  // A periodic event; the simulation owns the loop (a self-capturing closure would leak).
   void Every(TimeMs first, TimeMs period, std::function<void()> fn) {
-    auto loop = std::make_shared<std::function<void()>>();
+    loops_.push_back(std::make_unique<std::function<void()>>());
+    std::function<void()>* loop = loops_.back().get();
     *loop = [this, period, fn, loop] {
       fn();
-      if (!AllDone()) engine_.After(period, *loop);
+      if (!AllDone()) engine_.After(period, [loop] { (*loop)(); });
     };
-    engine_.At(first, *loop);
+    engine_.At(first, [loop] { (*loop)(); });
   }
 
   bool AllDone() const { return done_ == static_cast<int>(tasks_.size()); }
@@ -630,6 +632,7 @@ class Simulation {
   TimeMs last_arrival_ms_ = 0;
   double nvlink_variance_max_ = 0, max_overcommit_ = 0;
   std::vector<double> waits_, jcts_;
+  std::vector<std::unique_ptr<std::function<void()>>> loops_;
   std::vector<TimePoint> series_;
 };
 

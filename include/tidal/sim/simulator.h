@@ -45,11 +45,11 @@ struct SimOptions {
 };
 
 struct TimePoint {
-  double t_s;
+  double t_s = 0;
   std::vector<double> node_memory;  // true GPU-memory utilisation per node
-  double lscs;                      // over 5-minute averages
-  int pending;
-  int running;
+  double lscs = 0;                      // over 5-minute averages
+  int pending = 0;
+  int running = 0;
 };
 
 struct PolicyResult {
