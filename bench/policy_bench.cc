@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,18 @@ std::uint64_t Fingerprint(const Evaluation& ev) {
   return h;
 }
 
+// The timed loop on its own (not inlined) so that a profiler can count just the
+// calls of it: valgrind --tool=callgrind --toggle-collect='*TimedLoop*' (README.md).
+[[gnu::noinline]] void TimedLoop(benchmark::State& state, const Runner& runner,
+                                 const PodDemand& pod, std::span<const NodeState* const> nodes,
+                                 const RunOptions& options, Evaluation* ev) {
+  for (auto _ : state) {
+    runner.Evaluate(pod, nodes, options, ev);
+    benchmark::DoNotOptimize(ev->best);
+    benchmark::ClobberMemory();
+  }
+}
+
 void BM_Evaluate(benchmark::State& state, PodDemand (*make_pod)()) {
   const int count = static_cast<int>(state.range(0));
   const std::vector<NodeState> cluster = MakeCluster(count);
@@ -125,11 +138,7 @@ void BM_Evaluate(benchmark::State& state, PodDemand (*make_pod)()) {
   const PodDemand other = pod.gpu_count == 1 ? NvlinkPod() : OneGpuPod();
   runner.Evaluate(other, nodes, RunOptions{.all_reasons = true, .time_plugins = false}, &ev);
 
-  for (auto _ : state) {
-    runner.Evaluate(pod, nodes, options, &ev);
-    benchmark::DoNotOptimize(ev.best);
-    benchmark::ClobberMemory();
-  }
+  TimedLoop(state, runner, pod, nodes, options, &ev);
 
   if (Fingerprint(ev) != Fingerprint(runner.Evaluate(pod, cluster, options))) {
     state.SkipWithError("a reused Evaluation differs from a fresh one");

@@ -62,10 +62,18 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   out->timings.clear();
   out->score_names.clear();
   for (const auto& s : scores_) out->score_names.push_back(s.name);
-  // assign() and the buffer resets below reuse the capacity of a previous call.
-  out->nodes.assign(n, NodeResult{});
+  // Reset in place, reusing the capacity of a previous call. Not assign(n, NodeResult{}):
+  // that copies a Status per node; every path below writes r.status anyway.
+  out->nodes.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    NodeResult& r = out->nodes[i];
+    r.node = nodes[i];
+    r.reasons.clear();
+    r.gpus = GpuSet();
+    r.placed = false;
+    r.score = 0;
+  }
   out->plugin_scores.assign(n * n_scores, 0.0);
-  for (std::size_t i = 0; i < n; ++i) out->nodes[i].node = nodes[i];
 
   out->pod_status = BuildCycleState(config_, pod, &out->cycle);
   if (!out->pod_status.ok()) {

@@ -1,13 +1,50 @@
 #include "policy/plugins/loadaware/loadaware.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <string_view>
 
 namespace tidal {
 namespace {
 
-std::string Percent(double fraction) { return fmt::format("{:.0f}%", std::floor(fraction * 100 + 0.5)); }
+// The reject messages are built on the hot path (a large share of the nodes of a
+// busy cluster is rejected), so they are appended with std::to_chars instead of
+// fmt::format: both print the exactly rounded value, so the text is the same.
+void AppendFixed(std::string& out, double x, int precision) {
+  if (!std::isfinite(x)) {
+    out += fmt::format("{:.{}f}", x, precision);  // "inf", "nan": keep fmt's spelling
+    return;
+  }
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, precision);
+  if (r.ec == std::errc()) {
+    out.append(buf, r.ptr);
+  } else {
+    out += fmt::format("{:.{}f}", x, precision);  // longer than 64 characters
+  }
+}
+
+// "{:.0f}%" of the rounded percentage.
+void AppendPercent(std::string& out, double fraction) {
+  AppendFixed(out, std::floor(fraction * 100 + 0.5), 0);
+  out += '%';
+}
+
+// prefix + a + middle + b + suffix, with one allocation.
+std::string Message(std::string_view prefix, double a, std::string_view middle, double b,
+                    std::string_view suffix, int precision, bool percent) {
+  std::string out;
+  out.reserve(prefix.size() + middle.size() + suffix.size() + 32);
+  out += prefix;
+  percent ? AppendPercent(out, a) : AppendFixed(out, a, precision);
+  out += middle;
+  percent ? AppendPercent(out, b) : AppendFixed(out, b, precision);
+  out += suffix;
+  return out;
+}
 
 }  // namespace
 
@@ -15,15 +52,16 @@ Status LoadAware::FilterOne(const CycleState& cycle, const NodeState& node, Node
   // Unknown is not idle: without the node's own series there is nothing to reject on.
   if (!node.metrics_known) return Status::Fits();
   const EffectiveThresholds& t = cycle.thresholds;
+  // Same text as fmt "GPU memory {pct} over reject threshold {pct}" etc.
   if (node.load.gpu_memory > t.gpu_memory.reject)
-    return Status::Unfit(fmt::format("GPU memory {} over reject threshold {}",
-                                     Percent(node.load.gpu_memory), Percent(t.gpu_memory.reject)));
+    return Status::Unfit(Message("GPU memory ", node.load.gpu_memory, " over reject threshold ",
+                                 t.gpu_memory.reject, "", 0, true));
   if (cycle.uses_nvlink && node.load.nvlink > t.nvlink.reject)
-    return Status::Unfit(fmt::format("NVLink load {:.2f} over reject threshold {:.2f}",
-                                     node.load.nvlink, t.nvlink.reject));
+    return Status::Unfit(Message("NVLink load ", node.load.nvlink, " over reject threshold ",
+                                 t.nvlink.reject, "", 2, false));
   if (node.load.await_ms > t.await_ms.reject)
-    return Status::Unfit(fmt::format("storage await {:.1f} ms over reject threshold {:.1f} ms",
-                                     node.load.await_ms, t.await_ms.reject));
+    return Status::Unfit(Message("storage await ", node.load.await_ms, " ms over reject threshold ",
+                                 t.await_ms.reject, " ms", 1, false));
   return Status::Fits();
 }
 
