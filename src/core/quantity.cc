@@ -1,4 +1,5 @@
 #include "tidal/core/quantity.h"
+#include "tidal/core/text.h"
 
 #include <cstddef>
 #include <limits>
@@ -11,34 +12,12 @@ namespace {
 constexpr std::size_t kMaxQuantityLength = 256;
 constexpr std::int64_t kMaxExponent = 100'000;  // saturation point for "1e999999999"
 
-// Quotes user text for a message: escaped, and shortened so a huge value cannot flood a log.
-std::string Quote(std::string_view text) {
-  constexpr std::size_t kMaxShown = 64;
-  std::string out = "\"";
-  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (text.size() > kMaxShown) out += "...";
-  out += '"';
-  return out;
-}
 
 void SetError(std::string* error, std::string_view field, std::string_view text,
               std::string_view what) {
   if (error == nullptr) return;
   *error = field.empty() ? std::string() : std::string(field) + ": ";
-  *error += Quote(text);
+  *error += QuoteInput(text);
   *error += what;
 }
 

@@ -14,32 +14,11 @@
 #include <utility>
 
 #include "tidal/core/quantity.h"
+#include "tidal/core/text.h"
 
 namespace tidal {
 namespace {
 
-// Quotes user text for a message: escaped, and shortened so a huge value cannot flood a log.
-std::string Quote(std::string_view text) {
-  constexpr std::size_t kMaxShown = 64;
-  std::string out = "\"";
-  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (text.size() > kMaxShown) out += "...";
-  out += '"';
-  return out;
-}
 
 // ---- One document model over both parsers, so both decode with the same rules. ----
 
@@ -248,7 +227,7 @@ Status TypeError(const std::string& path, std::string_view expected) {
 }
 
 std::string MemberPath(const std::string& path, std::string_view key) {
-  return path + "[" + Quote(key) + "]";
+  return path + "[" + QuoteInput(key) + "]";
 }
 
 std::string IndexPath(const std::string& path, std::size_t i) {
@@ -351,7 +330,7 @@ Status DecodePod(const V& root, RawPod* out) {
   std::string kind;
   if (Status s = ReadString(root.Get("kind"), "kind", &kind); !s.ok()) return s;
   if (!kind.empty() && kind != "Pod")
-    return Status::Error("kind: expected Pod, got " + Quote(kind));
+    return Status::Error("kind: expected Pod, got " + QuoteInput(kind));
 
   bool present = false;
   const V metadata = root.Get("metadata");
@@ -452,7 +431,7 @@ class DemandBuilder {
     if (!v) {
       Invalid(error);
     } else if (*v < 0 || rounded) {
-      Invalid(field + ": " + Quote(text) +
+      Invalid(field + ": " + QuoteInput(text) +
               " is not a non-negative whole number of GPUs (expected e.g. 1, 2, 4)");
     } else {
       return *v;
@@ -479,7 +458,7 @@ class DemandBuilder {
       return 0;
     }
     if (*v < 0) {
-      Invalid(field + ": " + Quote(*text) + " is negative");
+      Invalid(field + ": " + QuoteInput(*text) + " is negative");
       return 0;
     }
     return *v;
@@ -497,7 +476,7 @@ class DemandBuilder {
       return std::nullopt;
     }
     if (positive ? *v <= 0 : *v < 0) {
-      Invalid(field + ": " + Quote(*text) + " must be " + (positive ? "positive" : "non-negative") +
+      Invalid(field + ": " + QuoteInput(*text) + " must be " + (positive ? "positive" : "non-negative") +
               " (expected a byte quantity such as 20Gi)");
       return std::nullopt;
     }
@@ -509,7 +488,7 @@ class DemandBuilder {
     if (text == nullptr) return false;
     if (EqualsIgnoreCase(*text, "true")) return true;
     if (!EqualsIgnoreCase(*text, "false"))
-      Invalid("annotation " + std::string(key) + ": " + Quote(*text) +
+      Invalid("annotation " + std::string(key) + ": " + QuoteInput(*text) +
               " is not a boolean (expected \"true\" or \"false\")");
     return false;
   }
@@ -570,7 +549,7 @@ std::optional<double> ParseRejectThreshold(std::string_view text, std::string* e
   const auto fail = [&]() -> std::optional<double> {
     if (error != nullptr)
       *error = std::string("annotation ") + std::string(kAnnotationRejectThreshold) + ": " +
-               Quote(text) + " is not a number in [0, 1] (expected e.g. \"0.80\")";
+               QuoteInput(text) + " is not a number in [0, 1] (expected e.g. \"0.80\")";
     return std::nullopt;
   };
   // Plain decimals only: strtod-style parsing would accept " 0.8", "nan", "1e-1" and "0x1".
@@ -658,7 +637,7 @@ PodDemand ToPodDemand(const RawPod& pod) {
       const std::optional<LoadType> type = ParseLoadType(*v);
       if (!type) {
         b.Invalid(IndexPath("spec.containers", i) + " env " + std::string(kEnvLoadType) + ": " +
-                  Quote(*v) +
+                  QuoteInput(*v) +
                   " is not a load type (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
       } else if (d.load_type == LoadType::kUnspecified) {
         d.load_type = *type;  // the first container that declares one

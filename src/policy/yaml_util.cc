@@ -119,4 +119,21 @@ void ReadBytes(const YAML::Node& node, const std::string& path, const char* key,
   *out = *q;
 }
 
+void ReadWeights(const YAML::Node& node, const std::string& path, DimensionWeights* out,
+                 ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"gpuMemory", "nvlink", "io"}, errors);
+  ReadDouble(node, path, "gpuMemory", &out->gpu_memory, errors);
+  ReadDouble(node, path, "nvlink", &out->nvlink, errors);
+  ReadDouble(node, path, "io", &out->io, errors);
+}
+
+void ValidateWeights(const DimensionWeights& w, const std::string& path, ConfigErrors& errors) {
+  for (auto [v, key] : {std::pair{w.gpu_memory, "gpuMemory"}, std::pair{w.nvlink, "nvlink"},
+                        std::pair{w.io, "io"}})
+    if (!(v >= 0 && v <= 1)) errors.Add(Join(path, key), Fmt(v) + " is outside [0, 1]");
+  const double sum = w.gpu_memory + w.nvlink + w.io;
+  if (std::fabs(sum - 1) > 1e-6) errors.Add(path, "weights sum to " + Fmt(sum) + ", expected 1");
+}
+
 }  // namespace tidal::yamlutil

@@ -26,6 +26,16 @@ struct EffectiveThresholds {
   ThresholdPair await_ms{40, 67.9};
 };
 
+// How the three dimensions combine (loadaware's penalty, balance's load); they sum to 1.
+struct DimensionWeights {
+  double gpu_memory = 0.5;
+  double nvlink = 0.3;
+  double io = 0.2;
+  double Combine(double mem, double nvl, double io_value) const {
+    return gpu_memory * mem + nvlink * nvl + io * io_value;
+  }
+};
+
 // p_d = clamp((x − warn) / (reject − warn), 0, 1); a degenerate band is a step.
 inline double BandPosition(double x, const ThresholdPair& t) {
   if (x <= t.warn) return 0;

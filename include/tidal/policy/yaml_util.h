@@ -1,6 +1,7 @@
 #pragma once
 // Typed reads from YAML nodes that report problems with their field path.
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -8,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tidal/policy/config.h"
+#include "tidal/policy/thresholds.h"
 
 namespace tidal::yamlutil {
 
@@ -34,6 +36,24 @@ void ReadBytes(const YAML::Node& node, const std::string& path, const char* key,
                ConfigErrors& errors);
 bool IsMap(const YAML::Node& node, const std::string& path, ConfigErrors& errors);
 
-std::string Fmt(double v);  // shortest round-trip text for messages
+std::string Fmt(double v);
+
+// A plugin's `weights: {gpuMemory, nvlink, io}`: each in [0, 1], summing to 1.
+void ReadWeights(const YAML::Node& node, const std::string& path, DimensionWeights* out,
+                 ConfigErrors& errors);
+void ValidateWeights(const DimensionWeights& w, const std::string& path, ConfigErrors& errors);
+
+// The one factory shape: parse the args, validate them, build the plugin, or
+// report every problem and return null.
+template <class PluginT, class ArgsT>
+std::unique_ptr<PluginT> BuildFromArgs(const YAML::Node& node, const std::string& path,
+                                       ConfigErrors& errors) {
+  ConfigErrors local;
+  ArgsT args = ArgsT::Parse(node, path, local);
+  args.Validate(path, local);
+  errors.Merge(local);
+  if (!local.empty()) return nullptr;
+  return std::make_unique<PluginT>(args);
+}  // shortest round-trip text for messages
 
 }  // namespace tidal::yamlutil

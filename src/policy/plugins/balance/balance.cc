@@ -1,3 +1,4 @@
+#include "tidal/policy/yaml_util.h"
 #include "policy/plugins/balance/balance.h"
 
 #include <algorithm>
@@ -18,7 +19,7 @@ double Balance::ProjectedLoad(const CycleState& cycle, const NodeState& node) co
   const double io = cycle.thresholds.await_ms.reject > 0
                         ? std::clamp(node.load.await_ms / cycle.thresholds.await_ms.reject, 0.0, 1.0)
                         : 0.0;
-  return args_.weight_gpu_memory * mem + args_.weight_nvlink * nvl + args_.weight_io * io;
+  return args_.weights.Combine(mem, nvl, io);
 }
 
 double Balance::ScoreOne(const CycleState& cycle, const NodeState& node, const NodeScratch&) const {
@@ -32,12 +33,7 @@ double Balance::ScoreOne(const CycleState& cycle, const NodeState& node, const N
 
 std::unique_ptr<Plugin> NewBalance(const YAML::Node& args, const std::string& path,
                                    ConfigErrors& errors) {
-  ConfigErrors local;
-  BalanceArgs a = BalanceArgs::Parse(args, path, local);
-  a.Validate(path, local);
-  errors.Merge(local);
-  if (!local.empty()) return nullptr;
-  return std::make_unique<Balance>(a);
+  return yamlutil::BuildFromArgs<Balance, BalanceArgs>(args, path, errors);
 }
 
 }  // namespace tidal

@@ -1,3 +1,4 @@
+#include "tidal/policy/yaml_util.h"
 #include "policy/plugins/gpufit/gpufit.h"
 
 #include <fmt/format.h>
@@ -270,12 +271,7 @@ double GpuFit::ScoreOne(const CycleState& cycle, const NodeState& node,
 
 std::unique_ptr<Plugin> NewGpuFit(const YAML::Node& args, const std::string& path,
                                   ConfigErrors& errors) {
-  ConfigErrors local;
-  GpuFitArgs a = GpuFitArgs::Parse(args, path, local);
-  a.Validate(path, local);
-  errors.Merge(local);
-  if (!local.empty()) return nullptr;
-  return std::make_unique<GpuFit>(a);
+  return yamlutil::BuildFromArgs<GpuFit, GpuFitArgs>(args, path, errors);
 }
 
 }  // namespace tidal

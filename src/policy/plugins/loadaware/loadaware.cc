@@ -1,3 +1,4 @@
+#include "tidal/policy/yaml_util.h"
 #include "policy/plugins/loadaware/loadaware.h"
 
 #include <fmt/format.h>
@@ -71,7 +72,7 @@ double LoadAware::Penalty(const CycleState& cycle, const NodeState& node) const 
   // NVLink load only costs pods that use NVLink, as in the filter.
   const double p_nvl = cycle.uses_nvlink ? BandPosition(node.load.nvlink, t.nvlink) : 0.0;
   const double p_io = BandPosition(node.load.await_ms, t.await_ms);
-  return args_.weight_gpu_memory * p_mem + args_.weight_nvlink * p_nvl + args_.weight_io * p_io;
+  return args_.weights.Combine(p_mem, p_nvl, p_io);
 }
 
 double LoadAware::ScoreOne(const CycleState& cycle, const NodeState& node,
@@ -82,12 +83,7 @@ double LoadAware::ScoreOne(const CycleState& cycle, const NodeState& node,
 
 std::unique_ptr<Plugin> NewLoadAware(const YAML::Node& args, const std::string& path,
                                      ConfigErrors& errors) {
-  ConfigErrors local;
-  LoadAwareArgs a = LoadAwareArgs::Parse(args, path, local);
-  a.Validate(path, local);
-  errors.Merge(local);
-  if (!local.empty()) return nullptr;
-  return std::make_unique<LoadAware>(a);
+  return yamlutil::BuildFromArgs<LoadAware, LoadAwareArgs>(args, path, errors);
 }
 
 }  // namespace tidal

@@ -1,0 +1,65 @@
+#pragma once
+// The agent core: runs the collectors on their own thread every interval and
+// publishes an immutable exposition that scrapes read without touching hardware.
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tidal/agent/collector.h"
+
+namespace tidal::agent {
+
+// One finished collection pass, ready to serve.
+struct Exposition {
+  std::string text;           // text format 0.0.4
+  std::int64_t taken_ns = 0;  // MonotonicClock time at the end of the pass
+  std::uint64_t pass = 0;     // 1 for the first pass
+  bool all_up = false;        // every collector reported OK
+};
+
+struct AgentOptions {
+  std::string node;                   // value of the `node` label on every series
+  std::int64_t interval_ms = 10'000;  // between the starts of two passes
+};
+
+class Agent {
+ public:
+  // Throws std::invalid_argument for a bad interval or a missing node name.
+  Agent(AgentOptions options, std::vector<std::unique_ptr<Collector>> collectors,
+        const MonotonicClock& clock);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Runs every collector once and publishes the result; also used by --once.
+  void CollectOnce();
+  // Collects now, then every interval, on a thread of its own, until Stop().
+  void Start();
+  void Stop();
+
+  // The latest pass; null before the first one finished.
+  std::shared_ptr<const Exposition> Latest() const;
+  // Healthy once a pass has finished within the last three intervals.
+  bool Healthy() const;
+  const AgentOptions& options() const { return options_; }
+
+ private:
+  void Loop();
+
+  AgentOptions options_;
+  std::vector<std::unique_ptr<Collector>> collectors_;
+  const MonotonicClock& clock_;
+  std::uint64_t passes_ = 0;
+
+  mutable std::mutex mu_;  // guards latest_ and stop_
+  std::shared_ptr<const Exposition> latest_;
+  bool stop_ = false;
+  std::condition_variable wake_;
+  std::thread thread_;
+};
+
+}  // namespace tidal::agent

@@ -1,0 +1,307 @@
+// The agent as a process: `tidal agent` with the stand-in NVML, its live
+// /metrics checked by promtool and by our grouping check, and scraped by a real
+// Prometheus (loopback, temporary data dir, 1 s interval) whose query API must
+// return this machine's disks and the stand-in GPUs with the right labels.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "agent/agent_test_util.h"
+#include "agent/exposition_check.h"
+#include "tidal/agent/diskstats.h"
+
+extern char** environ;
+
+namespace tidal::agent {
+namespace {
+
+using testing::ReadFile;
+using testing::TempDir;
+
+constexpr const char* kPrometheus = "/usr/bin/prometheus";
+constexpr const char* kPromtool = "/usr/bin/promtool";
+constexpr const char* kNode = "it-node";
+
+int FreePort() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(s);
+  return port;
+}
+
+// A child process, killed and reaped when it goes out of scope.
+class Child {
+ public:
+  Child(std::vector<std::string> argv, const std::vector<std::string>& extra_env,
+        const std::string& stdin_file, const std::string& out_file) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.emplace_back(*e);
+    for (const auto& e : extra_env) env.push_back(e);
+    std::vector<char*> av, ev;
+    for (auto& a : argv) av.push_back(a.data());
+    av.push_back(nullptr);
+    for (auto& e : env) ev.push_back(e.data());
+    ev.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (!stdin_file.empty())
+      posix_spawn_file_actions_addopen(&fa, 0, stdin_file.c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (posix_spawn(&pid_, av[0], &fa, nullptr, av.data(), ev.data()) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~Child() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 100 && !Reap(false); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      Reap(true);
+    }
+  }
+  bool started() const { return pid_ > 0; }
+  // Waits for the exit code.
+  int Wait() {
+    int st = 0;
+    waitpid(pid_, &st, 0);
+    pid_ = -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+
+ private:
+  bool Reap(bool block) {
+    int st = 0;
+    if (waitpid(pid_, &st, block ? 0 : WNOHANG) == pid_) {
+      pid_ = -1;
+      return true;
+    }
+    return false;
+  }
+  pid_t pid_ = -1;
+};
+
+// Polls with a generous bound: the test asserts what arrives, not how fast.
+template <typename F>
+bool Eventually(F f, int seconds = 60) {
+  for (int i = 0; i < seconds * 10; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+std::string StubScript() {
+  std::string s;
+  const char* models[] = {"NVIDIA H100 80GB HBM3", "NVIDIA \"H100\" test\\model"};
+  for (int g = 0; g < 2; ++g) {
+    const std::string p = "gpu " + std::to_string(g) + " ";
+    s += p + "uuid GPU-it-" + std::to_string(g) + "\n";
+    s += p + "name " + models[g] + "\n";
+    s += p + "bus 00000000:1" + std::to_string(g) + ":00.0\n";
+    s += p + "memory 85899345920 0 " + std::to_string((g + 1) * 10737418240LL) + "\n";
+    for (int l = 0; l < 4; ++l)
+      s += p + "link " + std::to_string(l) + " 00000000:1" + std::to_string(1 - g) + ":00.0\n";
+    s += p + "speed 25000\n" + p + "rate 1000000 0\n";
+  }
+  return s;
+}
+
+// The devices the agent must report on this machine: its default set.
+std::set<std::string> ExpectedDisks() {
+  std::vector<DiskCounters> d;
+  ParseDiskstats(ReadFile("/proc/diskstats"), &d);
+  std::set<std::string> out;
+  for (const auto& c : d)
+    if (IsDefaultDevice(c.name, false)) out.insert(c.name);
+  return out;
+}
+
+nlohmann::json Query(int port, const std::string& expr) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(5, 0);
+  auto r = cli.Get("/api/v1/query", httplib::Params{{"query", expr}}, httplib::Headers{});
+  if (!r || r->status != 200) return nullptr;
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded() || j.value("status", "") != "success") return nullptr;
+  return j["data"]["result"];
+}
+
+class AgentProcess : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(access(kPrometheus, X_OK), 0)
+        << kPrometheus << " is required (scripts/install-deps.sh)";
+    ASSERT_EQ(access(kPromtool, X_OK), 0) << kPromtool << " is required (scripts/install-deps.sh)";
+    port_ = FreePort();
+    ASSERT_GT(port_, 0);
+    const std::string script = dir_.Write("nvml.script", StubScript());
+    const std::string pods = dir_.Write(
+        "pods.json",
+        R"({"kind":"PodList","items":[{"metadata":{"name":"a","annotations":{"ai.nvlink-required":"true"}},)"
+        R"("spec":{"nodeName":"it-node","containers":[{"name":"c","image":"x"}]},"status":{"phase":"Running"}}]})");
+    agent_ = std::make_unique<Child>(
+        std::vector<std::string>{TIDAL_BINARY, "agent", "--listen",
+                                 "127.0.0.1:" + std::to_string(port_), "--interval", "1s",
+                                 "--nvml-lib", TIDAL_NVML_STUB, "--pods-file", pods},
+        std::vector<std::string>{"TIDAL_NVML_STUB_SCRIPT=" + script,
+                                 std::string("NODE_NAME=") + kNode},
+        "", dir_.path() + "/agent.log");
+    ASSERT_TRUE(agent_->started());
+    httplib::Client cli("127.0.0.1", port_);
+    ASSERT_TRUE(Eventually([&] {
+      auto r = cli.Get("/metrics");
+      // Rates appear from the second pass on.
+      return r && r->status == 200 &&
+             r->body.find("ai_nvlink_bandwidth_utilization") != std::string::npos;
+    })) << ReadFile(dir_.path() + "/agent.log");
+  }
+
+  std::string Scrape() {
+    httplib::Client cli("127.0.0.1", port_);
+    auto r = cli.Get("/metrics");
+    return r ? r->body : "";
+  }
+
+  TempDir dir_;
+  int port_ = 0;
+  std::unique_ptr<Child> agent_;
+};
+
+// promtool's only permitted findings: the unit lint on a name the issue fixes.
+const std::set<std::string> kAllowedLint = {
+    "ai_storage_await_ms metric names should not contain abbreviated units"};
+
+TEST_F(AgentProcess, LiveMetricsPassPromtoolAndTheGroupingCheck) {
+  const std::string text = Scrape();
+  EXPECT_EQ(testing::CheckExposition(text), "");
+  const std::string file = dir_.Write("scrape.prom", text);
+  Child promtool({kPromtool, "check", "metrics"}, {}, file, dir_.path() + "/promtool.out");
+  const int rc = promtool.Wait();
+  const std::string out = ReadFile(dir_.path() + "/promtool.out");
+  if (rc == 3) {
+    // Lint only (exit 3): every finding must be an accepted one.
+    std::size_t pos = 0;
+    while (pos < out.size()) {
+      const std::size_t end = out.find('\n', pos);
+      const std::string line = out.substr(pos, end - pos);
+      pos = end == std::string::npos ? out.size() : end + 1;
+      if (!line.empty()) {
+        EXPECT_TRUE(kAllowedLint.count(line)) << "promtool: " << line;
+      }
+    }
+  } else {
+    EXPECT_EQ(rc, 0) << out;
+  }
+}
+
+TEST_F(AgentProcess, PromtoolRejectsABrokenExposition) {
+  // The check above must be able to fail: promtool does see parse errors.
+  const std::string file =
+      dir_.Write("bad.prom", Scrape() + "# TYPE ai_gpu_memory_used_bytes gauge\n");
+  Child promtool({kPromtool, "check", "metrics"}, {}, file, dir_.path() + "/promtool.out");
+  EXPECT_EQ(promtool.Wait(), 1) << ReadFile(dir_.path() + "/promtool.out");
+}
+
+TEST_F(AgentProcess, HealthzIsOk) {
+  httplib::Client cli("127.0.0.1", port_);
+  auto r = cli.Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(AgentProcess, PrometheusScrapesDisksAndStandInGpus) {
+  const int prom_port = FreePort();
+  const std::string config =
+      dir_.Write("prometheus.yml",
+                 "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                 "scrape_configs:\n  - job_name: tidal-agent\n    static_configs:\n"
+                 "      - targets: ['127.0.0.1:" +
+                     std::to_string(port_) + "']\n");
+  Child prom(
+      {kPrometheus, "--config.file=" + config, "--storage.tsdb.path=" + dir_.path() + "/data",
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+      {}, "", dir_.path() + "/prometheus.log");
+  ASSERT_TRUE(prom.started());
+
+  const std::set<std::string> disks = ExpectedDisks();
+  ASSERT_FALSE(disks.empty()) << "this machine shows no real block device";
+  nlohmann::json await;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        await = Query(prom_port, std::string("ai_storage_await_ms{node=\"") + kNode + "\"}");
+        return await.is_array() && await.size() >= disks.size();
+      },
+      90))
+      << ReadFile(dir_.path() + "/prometheus.log");
+  std::set<std::string> got;
+  for (const auto& r : await) {
+    got.insert(r["metric"].value("device", ""));
+    EXPECT_EQ(r["metric"].value("job", ""), "tidal-agent");
+    EXPECT_GE(std::stod(r["value"][1].get<std::string>()), 0.0);
+  }
+  EXPECT_EQ(got, disks);
+
+  nlohmann::json mem;
+  ASSERT_TRUE(Eventually([&] {
+    mem = Query(prom_port, "ai_gpu_memory_used_bytes");
+    return mem.is_array() && mem.size() == 2;
+  }));
+  for (const auto& r : mem) {
+    const std::string id = r["metric"].value("gpu_id", "");
+    SCOPED_TRACE("gpu " + id);
+    EXPECT_EQ(r["metric"].value("node", ""), kNode);
+    EXPECT_EQ(r["metric"].value("uuid", ""), "GPU-it-" + id);
+    // The second model name carries a quote and a backslash: escaping must round-trip.
+    EXPECT_EQ(r["metric"].value("model", ""),
+              id == "0" ? "NVIDIA H100 80GB HBM3" : "NVIDIA \"H100\" test\\model");
+    EXPECT_EQ(r["value"][1].get<std::string>(), id == "0" ? "10737418240" : "21474836480");
+  }
+  auto util = Query(prom_port, "ai_gpu_memory_utilization{gpu_id=\"1\"}");
+  ASSERT_TRUE(util.is_array() && util.size() == 1);
+  EXPECT_EQ(util[0]["value"][1].get<std::string>(), "0.25");
+
+  auto peers = Query(prom_port, "ai_gpu_nvlink_peer_links{gpu_id=\"0\",peer_gpu_id=\"1\"}");
+  ASSERT_TRUE(peers.is_array() && peers.size() == 1);
+  EXPECT_EQ(peers[0]["value"][1].get<std::string>(), "4");
+
+  // 1e6 KiB/s over 4 links × 25 GB/s = 1.024e9 / 1e11.
+  nlohmann::json nvl;
+  ASSERT_TRUE(Eventually([&] {
+    nvl = Query(prom_port, "ai_nvlink_bandwidth_utilization{gpu_id=\"0\"}");
+    return nvl.is_array() && nvl.size() == 1;
+  }));
+  EXPECT_NEAR(std::stod(nvl[0]["value"][1].get<std::string>()), 0.01024, 1e-4);
+
+  auto comp = Query(prom_port, "ai_nvlink_competition_index");
+  ASSERT_TRUE(comp.is_array() && comp.size() == 1);
+  EXPECT_EQ(comp[0]["value"][1].get<std::string>(), "0.25");  // 1 pod / (2 GPUs × 2 slots)
+
+  auto up = Query(prom_port, "min(ai_collector_up)");
+  ASSERT_TRUE(up.is_array() && up.size() == 1);
+  EXPECT_EQ(up[0]["value"][1].get<std::string>(), "1") << "every collector is up";
+}
+
+}  // namespace
+}  // namespace tidal::agent

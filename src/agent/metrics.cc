@@ -1,0 +1,127 @@
+#include "tidal/agent/metrics.h"
+
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+namespace tidal::agent {
+
+std::string_view MetricTypeName(MetricType type) {
+  switch (type) {
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kCounter:
+      return "counter";
+  }
+  return "untyped";
+}
+
+MetricFamily& MetricSet::Find(std::string_view name) {
+  for (MetricFamily& f : families_)
+    if (f.name == name) return f;
+  families_.push_back(MetricFamily{std::string(name), "", MetricType::kGauge, {}});
+  return families_.back();
+}
+
+void MetricSet::Declare(std::string_view name, std::string_view help, MetricType type) {
+  for (MetricFamily& f : families_)
+    if (f.name == name) return;
+  families_.push_back(MetricFamily{std::string(name), std::string(help), type, {}});
+}
+
+void MetricSet::Add(std::string_view name, LabelPairs labels, double value) {
+  Sample s;
+  s.labels.reserve(labels.size() + 1);
+  s.labels.emplace_back("node", node_);
+  for (auto& l : labels) s.labels.push_back(std::move(l));
+  s.value = value;
+  Find(name).samples.push_back(std::move(s));
+}
+
+std::string EscapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string EscapeHelp(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void AppendValue(double value, std::string* out) {
+  if (std::isnan(value)) {
+    *out += "NaN";
+    return;
+  }
+  if (std::isinf(value)) {
+    *out += value > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  // std::to_chars never consults the locale, unlike printf and iostreams.
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, value);
+  if (res.ec != std::errc()) {
+    *out += "NaN";
+    return;
+  }
+  out->append(buf, res.ptr);
+}
+
+std::string SerializeText(const std::vector<MetricFamily>& families) {
+  std::string out;
+  out.reserve(4096);
+  for (const MetricFamily& f : families) {
+    if (f.samples.empty()) continue;
+    out += "# HELP ";
+    out += f.name;
+    out += ' ';
+    out += EscapeHelp(f.help);
+    out += "\n# TYPE ";
+    out += f.name;
+    out += ' ';
+    out += MetricTypeName(f.type);
+    out += '\n';
+    for (const Sample& s : f.samples) {
+      out += f.name;
+      if (!s.labels.empty()) {
+        out += '{';
+        for (std::size_t i = 0; i < s.labels.size(); ++i) {
+          if (i) out += ',';
+          out += s.labels[i].first;
+          out += "=\"";
+          out += EscapeLabelValue(s.labels[i].second);
+          out += '"';
+        }
+        out += '}';
+      }
+      out += ' ';
+      AppendValue(s.value, &out);
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+}  // namespace tidal::agent

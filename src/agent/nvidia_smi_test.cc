@@ -1,0 +1,269 @@
+// The nvidia-smi fallback: parsing of every sample, the source with a fake
+// runner, and RunProgram (execve, timeout) with small scripts.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "agent/agent_test_util.h"
+#include "tidal/agent/gpu.h"
+#include "tidal/policy/topology.h"
+
+namespace tidal::agent {
+namespace {
+
+using testing::Find;
+using testing::ReadFile;
+
+const std::string kSmiDir = std::string(TIDAL_TESTDATA_DIR) + "/reference/nvidia-smi/";
+constexpr std::uint64_t kMiB = 1 << 20;
+
+struct MemoryCase {
+  const char* file;
+  std::size_t gpus;
+  std::uint64_t total_mib, used_mib, reserved_mib;  // of GPU 0
+  const char* model;
+  const char* uuid;
+  const char* bus_id;
+};
+
+class SmiMemorySamples : public ::testing::TestWithParam<MemoryCase> {};
+
+TEST_P(SmiMemorySamples, ParsesTheTopLevelFbBlockOfEveryGpu) {
+  const MemoryCase& tc = GetParam();
+  std::vector<GpuReading> g;
+  const Status st = ParseSmiMemory(ReadFile(kSmiDir + tc.file), &g);
+  ASSERT_TRUE(st.ok()) << st.reason();
+  ASSERT_EQ(g.size(), tc.gpus);
+  EXPECT_EQ(g[0].memory_total, tc.total_mib * kMiB);
+  EXPECT_EQ(g[0].memory_used, tc.used_mib * kMiB);
+  EXPECT_EQ(g[0].memory_reserved, tc.reserved_mib * kMiB);
+  EXPECT_EQ(g[0].model, tc.model);
+  EXPECT_EQ(g[0].uuid, tc.uuid);
+  EXPECT_EQ(g[0].bus_id, tc.bus_id);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    EXPECT_EQ(g[i].index, static_cast<int>(i));
+    EXPECT_TRUE(g[i].memory_total.has_value()) << "GPU " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Samples, SmiMemorySamples,
+    ::testing::Values(MemoryCase{"q-memory-subset_a100-sxm4x4_555.42.02.txt", 4, 81920, 1, 763, "",
+                                 "", "00000000:68:00.0"},
+                      MemoryCase{"q-memory-subset_h100-sxm5x8_565.57.01.txt", 8, 81559, 1, 454, "",
+                                 "", "00000000:18:00.0"},
+                      MemoryCase{"q_h100_590.48.01_load.txt", 1, 81559, 19818, 479,
+                                 "NVIDIA H100 80GB HBM3",
+                                 "GPU-00000000-0000-0000-0000-000000000000", "00000000:00:09.0"},
+                      // MIG: the parent's FB block, not the per-instance "Shared FB Memory Usage".
+                      MemoryCase{"q_h100-mig_590.48.01_load.txt", 1, 81559, 11125, 479,
+                                 "NVIDIA H100 80GB HBM3",
+                                 "GPU-00000000-0000-0000-0000-000000000000", "00000000:00:09.0"}),
+    [](const auto& p) {
+      std::string n = p.param.file;
+      for (char& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return n;
+    });
+
+struct BadCase {
+  const char* name;
+  const char* text;
+  const char* reason_part;
+};
+
+class SmiMemoryErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(SmiMemoryErrors, NameTheLine) {
+  std::vector<GpuReading> g;
+  const Status st = ParseSmiMemory(GetParam().text, &g);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find(GetParam().reason_part), std::string::npos) << st.reason();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SmiMemoryErrors,
+    ::testing::Values(
+        BadCase{"No_gpu_section", "==============NVSMI LOG==============\n", "no \"GPU"},
+        BadCase{"Empty_output", "", "no \"GPU"},
+        BadCase{"Garbage_value",
+                "GPU 00000000:01:00.0\n    FB Memory Usage\n        Total : lots\n", "line 3"},
+        BadCase{"Wrong_unit", "GPU 00000000:01:00.0\n    FB Memory Usage\n        Used : 5 GiB\n",
+                "line 3"}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(ParseSmiMemory, NotAvailableMemoryIsAbsentNotAnError) {
+  std::vector<GpuReading> g;
+  ASSERT_TRUE(ParseSmiMemory("GPU 0000000F:01:00.0\n    FB Memory Usage\n        Total : N/A\n"
+                             "        Used : N/A\n",
+                             &g)
+                  .ok());
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_FALSE(g[0].memory_total);
+}
+
+// Every sample in the directory is consumed by a parser test or listed as unused here.
+TEST(SmiSamples, EverySampleIsCovered) {
+  const std::set<std::string> unused = {
+      "nvlink-s_h100_590.48.01.txt",  // link speeds; NVML gives them, nvidia-smi fallback does not
+  };
+  for (const auto& e : std::filesystem::directory_iterator(kSmiDir)) {
+    const std::string name = e.path().filename().string();
+    SCOPED_TRACE(name);
+    const std::string text = ReadFile(e.path().string());
+    if (name.starts_with("q")) {
+      if (name.ends_with(".csv")) {
+        EXPECT_NE(text.find(", "), std::string::npos);  // CSV queries are not used by the agent
+        continue;
+      }
+      std::vector<GpuReading> g;
+      const Status st = ParseSmiMemory(text, &g);
+      EXPECT_TRUE(st.ok()) << st.reason();
+      EXPECT_FALSE(g.empty());
+    } else if (name.starts_with("topo-m")) {
+      GpuTopology t;
+      const Status st = ParseTopoMatrix(text, &t);
+      EXPECT_TRUE(st.ok()) << st.reason();
+      EXPECT_FALSE(t.gpus.empty());
+    } else {
+      EXPECT_TRUE(unused.count(name)) << "sample not covered by any agent test";
+    }
+  }
+}
+
+// A runner that answers from sample files, keyed by the arguments.
+CommandRunner FakeRunner(std::map<std::string, std::string> by_args,
+                         std::vector<std::string>* seen) {
+  return [by_args, seen](const std::vector<std::string>& argv, int, std::string* out) {
+    std::string key;
+    for (std::size_t i = 1; i < argv.size(); ++i) key += (i > 1 ? " " : "") + argv[i];
+    if (seen) seen->push_back(argv[0] + " " + key);
+    const auto it = by_args.find(key);
+    if (it == by_args.end()) return Status::Error(argv[0] + ": no canned answer for " + key);
+    if (it->second == "FAIL") return Status::Error(argv[0] + ": killed after the 5000 ms timeout");
+    *out = it->second;
+    return Status();
+  };
+}
+
+struct SourceCase {
+  const char* name;
+  const char* memory_file;
+  const char* topo_file;
+  std::size_t gpus;
+  int peer_links_0_1;  // links between GPU 0 and 1; 0 = not linked
+};
+
+class SmiSourceCases : public ::testing::TestWithParam<SourceCase> {};
+
+TEST_P(SmiSourceCases, MemoryAndPeersFromTwoFixedCommands) {
+  const SourceCase& tc = GetParam();
+  std::vector<std::string> seen;
+  GpuCollector c(
+      MakeNvidiaSmiSource("/usr/bin/nvidia-smi", 5000,
+                          FakeRunner({{"-q -d MEMORY", ReadFile(kSmiDir + tc.memory_file)},
+                                      {"topo -m", ReadFile(kSmiDir + tc.topo_file)}},
+                                     &seen)),
+      "");
+  MetricSet s("n1");
+  const Status st = c.Collect(s);
+  ASSERT_TRUE(st.ok()) << st.reason();
+  EXPECT_EQ(seen, (std::vector<std::string>{"/usr/bin/nvidia-smi -q -d MEMORY",
+                                            "/usr/bin/nvidia-smi topo -m"}));
+  EXPECT_EQ(testing::Count(s, "ai_gpu_memory_used_bytes"), tc.gpus);
+  const auto links = Find(s, "ai_gpu_nvlink_peer_links", {{"gpu_id", "0"}, {"peer_gpu_id", "1"}});
+  if (tc.peer_links_0_1 == 0) {
+    EXPECT_FALSE(links);
+  } else {
+    EXPECT_EQ(links, static_cast<double>(tc.peer_links_0_1));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SmiSourceCases,
+    ::testing::Values(SourceCase{"H100x8_nvswitch", "q-memory-subset_h100-sxm5x8_565.57.01.txt",
+                                 "topo-m_h100x8_nv18_no-nic.txt", 8, 18},
+                      SourceCase{"A100x4_pcie_topology",
+                                 "q-memory-subset_a100-sxm4x4_555.42.02.txt",
+                                 "topo-m_pcie4gpu_pix-pairs_sys_gpu008.txt", 4, 0},
+                      SourceCase{"H100x1_raw_tabs", "q_h100_590.48.01_load.txt",
+                                 "topo-m_h100x1_raw-tabs-ansi_590.48.01.txt", 1, 0}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(SmiSource, TopologyFailureKeepsMemoryAndSaysWhy) {
+  GpuCollector c(MakeNvidiaSmiSource(
+                     "nvidia-smi", 5000,
+                     FakeRunner({{"-q -d MEMORY", ReadFile(kSmiDir + "q_h100_590.48.01_load.txt")},
+                                 {"topo -m", "FAIL"}},
+                                nullptr)),
+                 "");
+  MetricSet s("n1");
+  const Status st = c.Collect(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("topology"), std::string::npos) << st.reason();
+  EXPECT_EQ(testing::Count(s, "ai_gpu_memory_used_bytes"), 1u);
+}
+
+TEST(SmiSource, MemoryCommandFailureIsDown) {
+  GpuCollector c(MakeNvidiaSmiSource("nvidia-smi", 5000, FakeRunner({}, nullptr)), "");
+  MetricSet s("n1");
+  const Status st = c.Collect(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("nvidia-smi"), std::string::npos) << st.reason();
+}
+
+class RunProgramTest : public ::testing::Test {
+ protected:
+  std::string Script(const std::string& name, const std::string& body) {
+    const std::string p = dir_.Write(name, "#!/bin/sh\n" + body);
+    chmod(p.c_str(), 0755);
+    return p;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(RunProgramTest, PassesArgumentsVerbatimWithoutAShell) {
+  const std::string p = Script("echo-args", "for a in \"$@\"; do echo \"[$a]\"; done\n");
+  std::string out;
+  ASSERT_TRUE(RunProgram({p, "-q", "a b", "$(id)", ";rm"}, 5000, &out).ok());
+  EXPECT_EQ(out, "[-q]\n[a b]\n[$(id)]\n[;rm]\n");
+}
+
+TEST_F(RunProgramTest, ServesAFakeNvidiaSmiEndToEnd) {
+  const std::string sample = kSmiDir + "q_h100_590.48.01_load.txt";
+  const std::string topo = kSmiDir + "topo-m_h100x1_raw-tabs-ansi_590.48.01.txt";
+  const std::string p = Script("nvidia-smi", "if [ \"$1\" = topo ]; then cat '" + topo +
+                                                 "'; else cat '" + sample + "'; fi\n");
+  GpuCollector c(MakeNvidiaSmiSource(p, 5000, RunProgram), "");
+  MetricSet s("n1");
+  const Status st = c.Collect(s);
+  ASSERT_TRUE(st.ok()) << st.reason();
+  EXPECT_EQ(Find(s, "ai_gpu_memory_used_bytes", {{"gpu_id", "0"}}), 19818.0 * kMiB);
+}
+
+TEST_F(RunProgramTest, AHangingProgramIsKilledAtTheTimeout) {
+  const std::string p = Script("hang", "exec sleep 30\n");
+  std::string out;
+  const Status st = RunProgram({p}, 200, &out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("timeout"), std::string::npos) << st.reason();
+}
+
+TEST_F(RunProgramTest, NonZeroExitIsAnError) {
+  const std::string p = Script("fail", "echo partial; exit 3\n");
+  std::string out;
+  EXPECT_FALSE(RunProgram({p}, 5000, &out).ok());
+}
+
+TEST_F(RunProgramTest, MissingProgramIsAnError) {
+  std::string out;
+  const Status st = RunProgram({dir_.path() + "/nope"}, 5000, &out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("cannot execute"), std::string::npos) << st.reason();
+}
+
+}  // namespace
+}  // namespace tidal::agent
