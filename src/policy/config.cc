@@ -153,13 +153,7 @@ void ReadFallback(const YAML::Node& node, const std::string& path, FallbackConfi
   const YAML::Node g = node["goldenPool"];
   if (!IsMap(g, gp, errors)) return;
   f->golden_pool.clear();
-  for (const auto& kv : g) {
-    if (!kv.second.IsScalar()) {
-      errors.Add(Join(gp, kv.first.Scalar()), "expected a label value");
-      continue;
-    }
-    f->golden_pool[kv.first.Scalar()] = kv.second.Scalar();
-  }
+  ReadLabels(g, gp, &f->golden_pool, errors);
   if (f->golden_pool.empty()) errors.Add(gp, "must select at least one label");
 }
 

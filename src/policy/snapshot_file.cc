@@ -83,8 +83,7 @@ std::vector<NodeState> LoadNodeSnapshot(const YAML::Node& root, int nvlink_slots
     ReadString(n, path, "name", &node.name, errors);
     if (node.name.empty()) errors.Add(Join(path, "name"), "required");
     if (!names.insert(node.name).second) errors.Add(Join(path, "name"), "duplicate node " + node.name);
-    if (IsMap(n["labels"], Join(path, "labels"), errors))
-      for (const auto& kv : n["labels"]) node.labels[kv.first.Scalar()] = kv.second.Scalar();
+    ReadLabels(n["labels"], Join(path, "labels"), &node.labels, errors);
     ReadInt(n, path, "allocatableGPUs", &node.allocatable_gpus, errors);
     ReadInt(n, path, "gpusRequested", &node.gpus_requested, errors);
     ReadDouble(n, path, "storageAwaitMs", &node.storage_await_ms, errors);

@@ -64,6 +64,8 @@ TEST(NodeSnapshot, ErrorsNameTheirPath) {
        "nodes[0].gpus[0].nvlinkPeers.x: expected GPU index: link count"},
       {"negative await", "nodes: [{name: a, storageAwaitMs: -1}]", "nodes[0].storageAwaitMs: must be >= 0"},
       {"typo", "nodes: [{name: a, gpuz: []}]", "nodes[0].gpuz: unknown field"},
+      {"label value not a scalar", "nodes: [{name: a, labels: {pool: [golden]}}]",
+       "nodes[0].labels.pool: expected a label value"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

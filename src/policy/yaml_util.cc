@@ -119,6 +119,17 @@ void ReadBytes(const YAML::Node& node, const std::string& path, const char* key,
   *out = *q;
 }
 
+void ReadLabels(const YAML::Node& node, const std::string& path, Labels* out, ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  for (const auto& kv : node) {
+    if (!kv.second.IsScalar()) {
+      errors.Add(Join(path, kv.first.Scalar()), "expected a label value");
+      continue;
+    }
+    (*out)[kv.first.Scalar()] = kv.second.Scalar();
+  }
+}
+
 void ReadWeights(const YAML::Node& node, const std::string& path, DimensionWeights* out,
                  ConfigErrors& errors) {
   if (!IsMap(node, path, errors)) return;

@@ -131,8 +131,7 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
     ReadDouble(n, path, "cpu", &cpu, errors);
     base.cpu_milli = static_cast<std::int64_t>(cpu * 1000);
     ReadBytes(n, path, "memory", &base.memory, errors);
-    if (IsMap(n["labels"], Join(path, "labels"), errors))
-      for (const auto& kv : n["labels"]) base.labels[kv.first.Scalar()] = kv.second.Scalar();
+    ReadLabels(n["labels"], Join(path, "labels"), &base.labels, errors);
     const std::string gp = Join(path, "gpu");
     if (IsMap(n["gpu"], gp, errors)) {
       const YAML::Node g = n["gpu"];

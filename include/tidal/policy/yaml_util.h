@@ -38,6 +38,9 @@ bool IsMap(const YAML::Node& node, const std::string& path, ConfigErrors& errors
 
 std::string Fmt(double v);
 
+// A label map ({key: value}); a value that is not a scalar is reported, not read as "".
+void ReadLabels(const YAML::Node& node, const std::string& path, Labels* out, ConfigErrors& errors);
+
 // A plugin's `weights: {gpuMemory, nvlink, io}`: each in [0, 1], summing to 1.
 void ReadWeights(const YAML::Node& node, const std::string& path, DimensionWeights* out,
                  ConfigErrors& errors);
