@@ -7,10 +7,14 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libsimdjson-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev libcli11-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-yaml python3-jsonschema
   prometheus
   clang clang-format
 )
+
+# kubectl renders the kustomize trees in deploy/ (deploy_test). Any kubectl on
+# PATH will do; Debian's kubernetes-client (1.20, kustomize v2.0.3) otherwise.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,317 @@
+// The deployable stack: both kustomize trees render with the kubectl on PATH and
+// pass our schemas; the rules pass promtool's checks and unit tests (which must
+// fail when a threshold is changed); the PrometheusRule is the rules file; the
+// plain scrape config is a valid Prometheus config; and every PromQL expression
+// of the rules and of the dashboard is accepted by a real Prometheus.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "testing/process.h"
+
+namespace tidal {
+namespace {
+
+using testing::RunProgram;
+using testing::ScratchDir;
+using testing::Slurp;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::string Src(const std::string& rel) { return std::string(TIDAL_SOURCE_DIR) + "/" + rel; }
+
+std::string Kubectl() {
+  const std::string k = testing::OnPath("kubectl");
+  return k;
+}
+
+struct Rendered {
+  int exit_code = -1;
+  std::string yaml;
+  std::string err;
+};
+
+Rendered Render(const std::string& dir, const ScratchDir& scratch) {
+  Rendered r;
+  auto res = RunProgram({Kubectl(), "kustomize", Src(dir)}, scratch);
+  r.exit_code = res.exit_code;
+  // kubectl's warnings about deprecated fields go to stderr, merged here as
+  // comment lines starting with '#', which YAML ignores.
+  r.yaml = res.out;
+  return r;
+}
+
+std::multiset<std::string> Kinds(const std::string& yaml) {
+  std::multiset<std::string> kinds;
+  for (const auto& doc : YAML::LoadAll(yaml))
+    if (doc.IsMap() && doc["kind"])
+      kinds.insert(doc["kind"].as<std::string>() + "/" + doc["metadata"]["name"].as<std::string>());
+  return kinds;
+}
+
+class Stack : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(Kubectl().empty()) << "kubectl is required on PATH (scripts/install-deps.sh)";
+    ASSERT_EQ(access(kPython, X_OK), 0) << kPython << " is required (scripts/install-deps.sh)";
+    ASSERT_EQ(access(testing::kPromtoolBinary, X_OK), 0)
+        << "promtool is required (scripts/install-deps.sh)";
+  }
+  ScratchDir dir_;
+};
+
+TEST_F(Stack, BothTreesRenderAndPassTheSchemas) {
+  struct Case {
+    const char* name;
+    const char* dir;
+    std::vector<std::string> must_have;
+    std::vector<std::string> must_not_have;
+  };
+  const Case cases[] = {
+      {"with the Prometheus Operator",
+       "deploy",
+       {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "ServiceMonitor/ai-node-metrics",
+        "PrometheusRule/tidal", "ConfigMap/tidal-grafana-dashboard"},
+       {"ConfigMap/tidal-prometheus"}},
+      {"without the operator",
+       "deploy/overlays/no-operator",
+       {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "ConfigMap/tidal-prometheus",
+        "ConfigMap/tidal-grafana-dashboard"},
+       {"ServiceMonitor/ai-node-metrics", "PrometheusRule/tidal"}},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const Rendered r = Render(tc.dir, dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.yaml;
+    const std::string file = dir_.Write(std::string(tc.name) + ".yaml", r.yaml);
+    const auto v = RunProgram({kPython, Src("deploy/tests/validate_manifests.py"), file}, dir_);
+    EXPECT_EQ(v.exit_code, 0) << v.out;
+    const auto kinds = Kinds(r.yaml);
+    for (const auto& k : tc.must_have) EXPECT_EQ(kinds.count(k), 1u) << k;
+    for (const auto& k : tc.must_not_have) EXPECT_EQ(kinds.count(k), 0u) << k;
+  }
+}
+
+TEST_F(Stack, TheSchemaCheckRejectsBrokenObjects) {
+  const Rendered r = Render("deploy", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.yaml;
+  struct Case {
+    const char* name;
+    std::string from, to;
+    std::string expect;  // a piece of the problem line
+  };
+  const Case cases[] = {
+      {"a wrong apiVersion", "apiVersion: apps/v1", "apiVersion: apps/v1beta9",
+       "'apps/v1' was expected"},
+      {"an unknown kind", "kind: ServiceAccount", "kind: ServiceAcount",
+       "no schema for kind 'ServiceAcount'"},
+      {"a container without image", "image: ", "imageX: ", "'image' is a required property"},
+      {"a port out of range", "containerPort: 9410", "containerPort: 94100",
+       ".containerPort: 94100 is greater"},
+      {"a selector that misses the template",
+       "matchLabels:\n      app.kubernetes.io/name: ai-node-metrics",
+       "matchLabels:\n      app.kubernetes.io/name: other",
+       "does not match .spec.template.metadata.labels"},
+      {"a namespace the stack does not create", "\n  namespace: tidal-system\n",
+       "\n  namespace: elsewhere\n", "namespace 'elsewhere' is not created"},
+      {"a rule without expr", "expr: stddev(", "exp: stddev(", "'expr' is a required property"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    std::string broken = r.yaml;
+    const auto at = broken.find(tc.from);
+    ASSERT_NE(at, std::string::npos) << tc.from;
+    broken.replace(at, tc.from.size(), tc.to);
+    const std::string file = dir_.Write("broken.yaml", broken);
+    const auto v = RunProgram({kPython, Src("deploy/tests/validate_manifests.py"), file}, dir_);
+    EXPECT_EQ(v.exit_code, 1) << v.out;
+    EXPECT_NE(v.out.find(tc.expect), std::string::npos) << v.out;
+  }
+}
+
+TEST_F(Stack, ThePrometheusRuleCarriesTheRulesFile) {
+  const auto v = RunProgram({kPython, Src("scripts/gen-prometheusrule.py"), "--check"}, dir_);
+  EXPECT_EQ(v.exit_code, 0)
+      << "deploy/monitoring/prometheusrule.yaml is stale: run scripts/gen-prometheusrule.py\n"
+      << v.out;
+}
+
+TEST_F(Stack, PromtoolChecksAndUnitTestsTheRules) {
+  auto check = RunProgram(
+      {testing::kPromtoolBinary, "check", "rules", Src("deploy/monitoring/plain/tidal.rules.yaml")},
+      dir_);
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  auto unit = RunProgram({testing::kPromtoolBinary, "test", "rules",
+                          Src("deploy/monitoring/tests/tidal.rules.test.yaml")},
+                         dir_);
+  EXPECT_EQ(unit.exit_code, 0) << unit.out;
+}
+
+TEST_F(Stack, TheRuleUnitTestsFailWhenAnAlertChanges) {
+  const std::string rules = Slurp(Src("deploy/monitoring/plain/tidal.rules.yaml"));
+  const std::string tests = Slurp(Src("deploy/monitoring/tests/tidal.rules.test.yaml"));
+  struct Case {
+    const char* name;
+    std::string from, to;
+  };
+  const Case cases[] = {
+      {"LSCS threshold", "cluster:tidal_lscs:ratio > 0.15", "cluster:tidal_lscs:ratio > 0.5"},
+      {"LSCS duration",
+       "for: 10m\n        labels: {severity: warning}\n        annotations:\n          summary: "
+       "GPU",
+       "for: 1m\n        labels: {severity: warning}\n        annotations:\n          summary: "
+       "GPU"},
+      {"migration threshold", "ratio1h > 0.005", "ratio1h > 0.9"},
+      {"old evictions counted again", "kube_pod_status_reason{reason=\"Evicted\"} offset 1h == 1",
+       "kube_pod_status_reason{reason=\"Evicted\"} offset 1h == 2"},
+      {"NVLink threshold", "stdvar_avg5m > 0.02", "stdvar_avg5m > 0.05"},
+      {"fallback stage", "(tidal_extender_fallback_stage) >= 2",
+       "(tidal_extender_fallback_stage) >= 1"},
+      {"collector down", "(ai_collector_up) == 0", "(ai_collector_up) == 2"},
+      {"stale node", "unless on (node) max by (node) (ai_collector_up)",
+       "and on (node) max by (node) (ai_collector_up)"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    std::string mutated = rules;
+    const auto at = mutated.find(tc.from);
+    ASSERT_NE(at, std::string::npos) << tc.from;
+    mutated.replace(at, tc.from.size(), tc.to);
+    dir_.Write("mutant/plain/tidal.rules.yaml", mutated);
+    const std::string t = dir_.Write("mutant/tests/tidal.rules.test.yaml", tests);
+    auto unit = RunProgram({testing::kPromtoolBinary, "test", "rules", t}, dir_);
+    EXPECT_NE(unit.exit_code, 0) << "the unit tests did not notice: " << tc.name;
+  }
+}
+
+TEST_F(Stack, ThePlainScrapeConfigIsAValidPrometheusConfig) {
+  const Rendered r = Render("deploy/overlays/no-operator", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.yaml;
+  const std::string file = dir_.Write("plain.yaml", r.yaml);
+  const std::string out = dir_.path() + "/configmaps";
+  const auto v = RunProgram({kPython, Src("deploy/tests/validate_manifests.py"), file, out}, dir_);
+  ASSERT_EQ(v.exit_code, 0) << v.out;
+  // The ConfigMap's two keys side by side, as mounted: the config loads the rules.
+  const std::string conf = dir_.path() + "/prom/prometheus.yml";
+  std::filesystem::create_directories(dir_.path() + "/prom");
+  std::filesystem::copy_file(out + "/tidal-prometheus.prometheus.yml", conf);
+  std::filesystem::copy_file(out + "/tidal-prometheus.tidal.rules.yaml",
+                             dir_.path() + "/prom/tidal.rules.yaml");
+  auto check = RunProgram({testing::kPromtoolBinary, "check", "config", conf}, dir_);
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  EXPECT_NE(check.out.find("1 rule files found"), std::string::npos) << check.out;
+  // The rules shipped in the ConfigMap are the source file, byte for byte.
+  EXPECT_EQ(Slurp(dir_.path() + "/prom/tidal.rules.yaml"),
+            Slurp(Src("deploy/monitoring/plain/tidal.rules.yaml")));
+}
+
+// Every PromQL expression of the rules file (record and alert) and of the
+// dashboard (panel targets), named by where it comes from.
+std::vector<std::pair<std::string, std::string>> Expressions(std::string* error) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const YAML::Node rules = YAML::LoadFile(Src("deploy/monitoring/plain/tidal.rules.yaml"));
+  for (const auto& g : rules["groups"])
+    for (const auto& r : g["rules"])
+      out.emplace_back("rule " + (r["record"] ? r["record"] : r["alert"]).as<std::string>(),
+                       r["expr"].as<std::string>());
+  const auto dash =
+      nlohmann::json::parse(Slurp(Src("deploy/monitoring/dashboards/tidal.json")), nullptr, false);
+  if (dash.is_discarded()) {
+    *error = "the dashboard is not JSON";
+    return out;
+  }
+  for (const auto& p : dash.at("panels"))
+    for (const auto& t : p.value("targets", nlohmann::json::array()))
+      out.emplace_back(
+          "panel " + p.at("title").get<std::string>() + " " + t.at("refId").get<std::string>(),
+          t.at("expr").get<std::string>());
+  return out;
+}
+
+TEST_F(Stack, TheDashboardHasEveryPanelTheIssueAsksFor) {
+  const auto dash =
+      nlohmann::json::parse(Slurp(Src("deploy/monitoring/dashboards/tidal.json")), nullptr, false);
+  ASSERT_FALSE(dash.is_discarded());
+  std::set<int> ids;
+  std::map<std::string, std::set<std::string>>
+      by_metric;  // metric -> types of the panels showing it
+  for (const auto& p : dash.at("panels")) {
+    EXPECT_TRUE(ids.insert(p.at("id").get<int>()).second) << "duplicate panel id " << p.at("id");
+    for (const auto& t : p.value("targets", nlohmann::json::array())) {
+      static const std::regex name(R"([a-z_:]+[a-z0-9_:]*)");
+      const std::string expr = t.at("expr").get<std::string>();
+      for (std::sregex_iterator it(expr.begin(), expr.end(), name), end; it != end; ++it)
+        by_metric[it->str()].insert(p.at("type").get<std::string>());
+    }
+  }
+  const std::pair<const char*, const char*> wanted[] = {
+      {"node:ai_gpu_memory_utilization:ratio", "heatmap"},
+      {"cluster:tidal_lscs:ratio", "stat"},
+      {"node:ai_nvlink_bandwidth_utilization:stdvar_avg5m", "timeseries"},
+      {"node:ai_storage_await_ms:max", "timeseries"},
+      {"tidal_extender_request_duration_seconds_bucket", "timeseries"},
+      {"tidal_extender_fallback_stage", "stat"},
+      {"tidal_extender_reservations_in_flight", "timeseries"},
+  };
+  for (const auto& [metric, type] : wanted) {
+    SCOPED_TRACE(metric);
+    EXPECT_TRUE(by_metric[metric].count(type)) << "no " << type << " panel shows it";
+  }
+}
+
+TEST_F(Stack, OnlyTheExtendersPublishedSeriesAreUsed) {
+  // A typo in an extender series name would make a panel or an alert silently empty.
+  const std::set<std::string> published = {"tidal_extender_requests_total",
+                                           "tidal_extender_request_duration_seconds_bucket",
+                                           "tidal_extender_request_duration_seconds_sum",
+                                           "tidal_extender_request_duration_seconds_count",
+                                           "tidal_extender_snapshot_age_seconds",
+                                           "tidal_extender_fallback_stage",
+                                           "tidal_extender_unknown_nodes",
+                                           "tidal_extender_rejections_total",
+                                           "tidal_extender_reservations_in_flight"};
+  std::string error;
+  const auto exprs = Expressions(&error);
+  ASSERT_EQ(error, "");
+  static const std::regex name(R"(tidal_extender_[a-z0-9_]+)");
+  int seen = 0;
+  for (const auto& [where, expr] : exprs)
+    for (std::sregex_iterator it(expr.begin(), expr.end(), name), end; it != end; ++it, ++seen)
+      EXPECT_TRUE(published.count(it->str())) << where << ": " << it->str();
+  EXPECT_GT(seen, 5);
+}
+
+TEST_F(Stack, EveryExpressionIsAcceptedByPrometheus) {
+  ASSERT_EQ(access(testing::kPrometheusBinary, X_OK), 0)
+      << "prometheus is required (scripts/install-deps.sh)";
+  std::string error;
+  auto exprs = Expressions(&error);
+  ASSERT_EQ(error, "");
+  ASSERT_GT(exprs.size(), 25u);
+  testing::PrometheusServer prom(dir_, dir_.path() + "/data");
+  ASSERT_TRUE(prom.started());
+  httplib::Client cli("127.0.0.1", prom.port());
+  cli.set_read_timeout(10, 0);
+  ASSERT_TRUE(testing::Eventually([&] {
+    auto r = cli.Get("/-/ready");
+    return r && r->status == 200;
+  })) << prom.log();
+  auto query = [&](const std::string& expr) {
+    auto r = cli.Post("/api/v1/query", httplib::Params{{"query", expr}});
+    return r ? r->status : -1;
+  };
+  // The check can fail: Prometheus does reject a broken expression.
+  EXPECT_EQ(query("sum by (node (ai_gpu_memory_used_bytes)"), 400);
+  for (const auto& [where, expr] : exprs) {
+    SCOPED_TRACE(where);
+    EXPECT_EQ(query(expr), 200) << expr;
+  }
+}
+
+}  // namespace
+}  // namespace tidal
