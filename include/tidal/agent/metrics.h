@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "tidal/core/exposition.h"
+
 namespace tidal::agent {
 
 enum class MetricType { kGauge, kCounter };
@@ -52,12 +54,5 @@ class MetricSet {
 // without samples are left out entirely (a TYPE line alone is legal but noisy).
 std::string SerializeText(const std::vector<MetricFamily>& families);
 
-// Escapes a label value: backslash, double quote and newline.
-std::string EscapeLabelValue(std::string_view value);
-// Escapes HELP text: backslash and newline.
-std::string EscapeHelp(std::string_view text);
-// Appends a sample value the way Go's strconv does for Prometheus ("NaN", "+Inf",
-// shortest round-trip digits); independent of the C and C++ locales.
-void AppendValue(double value, std::string* out);
 
 }  // namespace tidal::agent

@@ -1,0 +1,18 @@
+#pragma once
+// Pieces of the Prometheus text exposition format 0.0.4 shared by every
+// component that serves /metrics (the agent's collections, the extender's own
+// instruments).
+#include <string>
+#include <string_view>
+
+namespace tidal {
+
+// Escapes a label value: backslash, double quote and newline.
+std::string EscapeLabelValue(std::string_view value);
+// Escapes HELP text: backslash and newline.
+std::string EscapeHelp(std::string_view text);
+// Appends a sample value the way Go's strconv does for Prometheus ("NaN", "+Inf",
+// shortest round-trip digits); independent of the C and C++ locales.
+void AppendValue(double value, std::string* out);
+
+}  // namespace tidal
