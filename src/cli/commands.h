@@ -8,5 +8,6 @@ void AddExplain(CLI::App& app);
 void AddCheckConfig(CLI::App& app);
 void AddSimulate(CLI::App& app);
 void AddAgent(CLI::App& app);
+void AddServe(CLI::App& app);
 
 }  // namespace tidal::cli

@@ -1,11 +1,11 @@
 #include "tidal/metrics/snapshot.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "tidal/core/text.h"
 
@@ -57,7 +57,8 @@ struct NodeAcc {
 
 void Merge(std::optional<double>* slot, double value, const std::string& what, NodeAcc* node) {
   if (slot->has_value() && **slot != value) {
-    node->problems.push_back(fmt::format("{}: duplicated series disagree ({} and {})", what, **slot, value));
+    node->problems.push_back(
+        fmt::format("{}: duplicated series disagree ({} and {})", what, **slot, value));
     // Keep the worse reading: more memory used, less total, more NVLink.
     *slot = std::max(**slot, value);
     return;
@@ -76,8 +77,9 @@ std::string SampleTimeQuery(const std::string& node_label) {
   return fmt::format("max by ({}) (timestamp(ai_collector_up))", node_label);
 }
 
-MetricsSnapshot BuildSnapshot(const prom::QueryResult& series, const prom::QueryResult& sample_times,
-                              const std::string& node_label, TimeMs fetched_at_ms) {
+MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
+                              const prom::QueryResult& sample_times, const std::string& node_label,
+                              TimeMs fetched_at_ms) {
   MetricsSnapshot snap;
   snap.fetched_at_ms = fetched_at_ms;
   snap.series = series.series.size();
@@ -110,7 +112,8 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series, const prom::Query
     }
     const auto gpu = ParseIndex(s.metric, "gpu_id");
     if (!gpu) {
-      node.problems.push_back(what + ": expected a gpu_id label 0.." + std::to_string(kMaxGpusPerNode - 1));
+      node.problems.push_back(what + ": expected a gpu_id label 0.." +
+                              std::to_string(kMaxGpusPerNode - 1));
       continue;
     }
     GpuAcc& g = node.gpus[*gpu];
@@ -175,7 +178,8 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series, const prom::Query
   return snap;
 }
 
-PrometheusSource::PrometheusSource(std::unique_ptr<prom::PrometheusClient> client, std::string node_label)
+PrometheusSource::PrometheusSource(std::unique_ptr<prom::PrometheusClient> client,
+                                   std::string node_label)
     : client_(std::move(client)), node_label_(std::move(node_label)) {}
 
 Status PrometheusSource::Fetch(TimeMs now_ms, MetricsSnapshot* out) {

@@ -19,11 +19,11 @@
 namespace tidal {
 
 struct NodeMetrics {
-  std::vector<Gpu> gpus;  // by index
-  double storage_await_ms = 0;   // worst device
+  std::vector<Gpu> gpus;        // by index
+  double storage_await_ms = 0;  // worst device
   double nvlink_competition = 0;
-  TimeMs sample_time_ms = 0;     // newest agent sample seen for the node
-  bool usable = true;            // false: see problems
+  TimeMs sample_time_ms = 0;  // newest agent sample seen for the node
+  bool usable = true;         // false: see problems
   std::vector<std::string> problems;
 };
 
@@ -41,8 +41,9 @@ std::string SampleTimeQuery(const std::string& node_label);
 
 // Builds a snapshot from the result of AgentSeriesSelector() and of
 // SampleTimeQuery() (pure: tested on hand-written results).
-MetricsSnapshot BuildSnapshot(const prom::QueryResult& series, const prom::QueryResult& sample_times,
-                              const std::string& node_label, TimeMs fetched_at_ms);
+MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
+                              const prom::QueryResult& sample_times, const std::string& node_label,
+                              TimeMs fetched_at_ms);
 
 // Where snapshots come from: Prometheus in production, a fake in tests.
 class MetricsSource {

@@ -23,7 +23,8 @@ void Fallback::FilterBatch(const CycleState&, std::span<const NodeState* const> 
                            std::span<NodeScratch>, std::span<Status> status, bool all) const {
   if (args_.stage < 2) return;
   std::string selector;
-  for (const auto& [k, v] : args_.golden_pool) selector += (selector.empty() ? "" : ",") + k + "=" + v;
+  for (const auto& [k, v] : args_.golden_pool)
+    selector += (selector.empty() ? "" : ",") + k + "=" + v;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if ((!all && !status[i].ok()) || InGoldenPool(*nodes[i])) continue;
     if (status[i].ok())

@@ -16,7 +16,8 @@ class Fallback final : public FilterPlugin, public ScorePlugin {
   explicit Fallback(FallbackArgs args) : args_(std::move(args)) {}
   std::string_view Name() const override { return "fallback"; }
   void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                   std::span<NodeScratch> scratch, std::span<Status> status, bool all) const override;
+                   std::span<NodeScratch> scratch, std::span<Status> status,
+                   bool all) const override;
   void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
                   std::span<const NodeScratch> scratch, std::span<const Status> status,
                   std::span<double> scores) const override;

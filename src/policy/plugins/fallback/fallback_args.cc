@@ -20,9 +20,11 @@ FallbackArgs FallbackArgs::Parse(const YAML::Node& node, const std::string& path
 }
 
 void FallbackArgs::Validate(const std::string& path, ConfigErrors& errors) const {
-  if (stage != 1 && stage != 2) errors.Add(Join(path, "stage"), std::to_string(stage) + " (expected 1 or 2)");
+  if (stage != 1 && stage != 2)
+    errors.Add(Join(path, "stage"), std::to_string(stage) + " (expected 1 or 2)");
   if (stage == 2 && golden_pool.empty())
-    errors.Add(Join(path, "goldenPool"), "empty (stage 2 needs a label selector for the golden pool)");
+    errors.Add(Join(path, "goldenPool"),
+               "empty (stage 2 needs a label selector for the golden pool)");
 }
 
 }  // namespace tidal

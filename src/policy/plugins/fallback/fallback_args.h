@@ -1,7 +1,7 @@
 #pragma once
-#include <string>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string>
 
 #include "tidal/core/types.h"
 #include "tidal/policy/config.h"

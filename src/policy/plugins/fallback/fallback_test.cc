@@ -28,8 +28,16 @@ Outcome Evaluate(const Fallback& plugin, const std::vector<NodeState>& nodes) {
 
 std::vector<NodeState> Cluster() {
   return {NodeBuilder("free-8").Gpus(8, 24 * kGi).Allocatable(8, 0).Build(),
-          NodeBuilder("free-2").Gpus(4, 24 * kGi).Allocatable(4, 2).Label("tidal.io/pool", "golden").Build(),
-          NodeBuilder("full").Gpus(4, 24 * kGi).Allocatable(4, 4).Label("tidal.io/pool", "golden").Build(),
+          NodeBuilder("free-2")
+              .Gpus(4, 24 * kGi)
+              .Allocatable(4, 2)
+              .Label("tidal.io/pool", "golden")
+              .Build(),
+          NodeBuilder("full")
+              .Gpus(4, 24 * kGi)
+              .Allocatable(4, 4)
+              .Label("tidal.io/pool", "golden")
+              .Build(),
           NodeBuilder("over").Gpus(4, 24 * kGi).Allocatable(4, 6).Build()};
 }
 
@@ -48,14 +56,16 @@ TEST(Fallback, StageTwoAdmitsOnlyTheGoldenPool) {
     bool ok;
     double score;
   };
-  const Want want[] = {{"free-8", false, -1}, {"free-2", true, 100}, {"full", true, 0}, {"over", false, -1}};
+  const Want want[] = {
+      {"free-8", false, -1}, {"free-2", true, 100}, {"full", true, 0}, {"over", false, -1}};
   for (std::size_t i = 0; i < 4; ++i) {
     SCOPED_TRACE(want[i].node);
     EXPECT_EQ(r.status[i].ok(), want[i].ok);
     EXPECT_DOUBLE_EQ(r.scores[i], want[i].score);
     if (!want[i].ok) {
       EXPECT_EQ(r.status[i].reason(),
-                "metrics unavailable (fallback stage 2): only the golden pool tidal.io/pool=golden is used");
+                "metrics unavailable (fallback stage 2): only the golden pool tidal.io/pool=golden "
+                "is used");
     }
   }
 }
@@ -70,9 +80,12 @@ TEST(Fallback, ArgsValidation) {
       {"defaults", "{}", {}},
       {"stage 2 with a pool", "{stage: 2, goldenPool: {gpu: a100}}", {}},
       {"stage 3", "{stage: 3}", {"a.stage: 3 (expected 1 or 2)"}},
-      {"stage 2 without a pool", "{stage: 2, goldenPool: {}}",
+      {"stage 2 without a pool",
+       "{stage: 2, goldenPool: {}}",
        {"a.goldenPool: empty (stage 2 needs a label selector for the golden pool)"}},
-      {"unknown key", "{stages: 2}", {"a.stages: unknown field (expected one of: stage, goldenPool)"}},
+      {"unknown key",
+       "{stages: 2}",
+       {"a.stages: unknown field (expected one of: stage, goldenPool)"}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
