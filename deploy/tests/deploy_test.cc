@@ -17,9 +17,9 @@
 namespace tidal {
 namespace {
 
+using testing::ReadFile;
 using testing::RunProgram;
-using testing::ScratchDir;
-using testing::Slurp;
+using testing::TempDir;
 
 constexpr const char* kPython = "/usr/bin/python3";
 
@@ -36,7 +36,7 @@ struct Rendered {
   std::string err;
 };
 
-Rendered Render(const std::string& dir, const ScratchDir& scratch) {
+Rendered Render(const std::string& dir, const TempDir& scratch) {
   Rendered r;
   auto res = RunProgram({Kubectl(), "kustomize", Src(dir)}, scratch);
   r.exit_code = res.exit_code;
@@ -62,7 +62,7 @@ class Stack : public ::testing::Test {
     ASSERT_EQ(access(testing::kPromtoolBinary, X_OK), 0)
         << "promtool is required (scripts/install-deps.sh)";
   }
-  ScratchDir dir_;
+  TempDir dir_;
 };
 
 TEST_F(Stack, BothTreesRenderAndPassTheSchemas) {
@@ -153,8 +153,8 @@ TEST_F(Stack, PromtoolChecksAndUnitTestsTheRules) {
 }
 
 TEST_F(Stack, TheRuleUnitTestsFailWhenAnAlertChanges) {
-  const std::string rules = Slurp(Src("deploy/monitoring/plain/tidal.rules.yaml"));
-  const std::string tests = Slurp(Src("deploy/monitoring/tests/tidal.rules.test.yaml"));
+  const std::string rules = ReadFile(Src("deploy/monitoring/plain/tidal.rules.yaml"));
+  const std::string tests = ReadFile(Src("deploy/monitoring/tests/tidal.rules.test.yaml"));
   struct Case {
     const char* name;
     std::string from, to;
@@ -206,8 +206,8 @@ TEST_F(Stack, ThePlainScrapeConfigIsAValidPrometheusConfig) {
   EXPECT_EQ(check.exit_code, 0) << check.out;
   EXPECT_NE(check.out.find("1 rule files found"), std::string::npos) << check.out;
   // The rules shipped in the ConfigMap are the source file, byte for byte.
-  EXPECT_EQ(Slurp(dir_.path() + "/prom/tidal.rules.yaml"),
-            Slurp(Src("deploy/monitoring/plain/tidal.rules.yaml")));
+  EXPECT_EQ(ReadFile(dir_.path() + "/prom/tidal.rules.yaml"),
+            ReadFile(Src("deploy/monitoring/plain/tidal.rules.yaml")));
 }
 
 // Every PromQL expression of the rules file (record and alert) and of the
@@ -219,8 +219,8 @@ std::vector<std::pair<std::string, std::string>> Expressions(std::string* error)
     for (const auto& r : g["rules"])
       out.emplace_back("rule " + (r["record"] ? r["record"] : r["alert"]).as<std::string>(),
                        r["expr"].as<std::string>());
-  const auto dash =
-      nlohmann::json::parse(Slurp(Src("deploy/monitoring/dashboards/tidal.json")), nullptr, false);
+  const auto dash = nlohmann::json::parse(ReadFile(Src("deploy/monitoring/dashboards/tidal.json")),
+                                          nullptr, false);
   if (dash.is_discarded()) {
     *error = "the dashboard is not JSON";
     return out;
@@ -234,8 +234,8 @@ std::vector<std::pair<std::string, std::string>> Expressions(std::string* error)
 }
 
 TEST_F(Stack, TheDashboardHasEveryPanelTheIssueAsksFor) {
-  const auto dash =
-      nlohmann::json::parse(Slurp(Src("deploy/monitoring/dashboards/tidal.json")), nullptr, false);
+  const auto dash = nlohmann::json::parse(ReadFile(Src("deploy/monitoring/dashboards/tidal.json")),
+                                          nullptr, false);
   ASSERT_FALSE(dash.is_discarded());
   std::set<int> ids;
   std::map<std::string, std::set<std::string>>

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "agent/agent_test_util.h"
+#include "testing/process.h"
 #include "agent/exposition_check.h"
 #include "tidal/agent/diskstats.h"
 
@@ -27,90 +28,15 @@ extern char** environ;
 namespace tidal::agent {
 namespace {
 
-using testing::ReadFile;
-using testing::TempDir;
+using tidal::testing::Child;
+using tidal::testing::Eventually;
+using tidal::testing::FreePort;
+using tidal::testing::ReadFile;
+using tidal::testing::TempDir;
 
 constexpr const char* kPrometheus = "/usr/bin/prometheus";
 constexpr const char* kPromtool = "/usr/bin/promtool";
 constexpr const char* kNode = "it-node";
-
-int FreePort() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(s);
-  return port;
-}
-
-// A child process, killed and reaped when it goes out of scope.
-class Child {
- public:
-  Child(std::vector<std::string> argv, const std::vector<std::string>& extra_env,
-        const std::string& stdin_file, const std::string& out_file) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) env.emplace_back(*e);
-    for (const auto& e : extra_env) env.push_back(e);
-    std::vector<char*> av, ev;
-    for (auto& a : argv) av.push_back(a.data());
-    av.push_back(nullptr);
-    for (auto& e : env) ev.push_back(e.data());
-    ev.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    if (!stdin_file.empty())
-      posix_spawn_file_actions_addopen(&fa, 0, stdin_file.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid_, av[0], &fa, nullptr, av.data(), ev.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~Child() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 100 && !Reap(false); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Reap(true);
-    }
-  }
-  bool started() const { return pid_ > 0; }
-  // Waits for the exit code.
-  int Wait() {
-    int st = 0;
-    waitpid(pid_, &st, 0);
-    pid_ = -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-
- private:
-  bool Reap(bool block) {
-    int st = 0;
-    if (waitpid(pid_, &st, block ? 0 : WNOHANG) == pid_) {
-      pid_ = -1;
-      return true;
-    }
-    return false;
-  }
-  pid_t pid_ = -1;
-};
-
-// Polls with a generous bound: the test asserts what arrives, not how fast.
-template <typename F>
-bool Eventually(F f, int seconds = 60) {
-  for (int i = 0; i < seconds * 10; ++i) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
 
 std::string StubScript() {
   std::string s;

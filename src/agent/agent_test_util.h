@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "testing/process.h"
 #include "tidal/agent/metrics.h"
 
 namespace tidal::agent::testing {
@@ -37,35 +38,7 @@ inline std::size_t Count(const MetricSet& set, std::string_view name) {
   return 0;
 }
 
-// A directory under $TMPDIR removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/tidal-agent-test-XXXXXX";
-    if (mkdtemp(tmpl.data())) path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string Write(const std::string& rel, const std::string& content) const {
-    const std::string p = path_ + "/" + rel;
-    std::filesystem::create_directories(std::filesystem::path(p).parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-
- private:
-  std::string path_;
-};
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using tidal::testing::ReadFile;
+using tidal::testing::TempDir;
 
 }  // namespace tidal::agent::testing

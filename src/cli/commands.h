@@ -8,6 +8,7 @@ void AddExplain(CLI::App& app);
 void AddCheckConfig(CLI::App& app);
 void AddSimulate(CLI::App& app);
 void AddAgent(CLI::App& app);
+void AddServe(CLI::App& app);
 void AddHealth(CLI::App& app);
 
 }  // namespace tidal::cli

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   tidal::cli::AddCheckConfig(app);
   tidal::cli::AddSimulate(app);
   tidal::cli::AddAgent(app);
+  tidal::cli::AddServe(app);
   tidal::cli::AddHealth(app);
   try {
     app.parse(argc, argv);

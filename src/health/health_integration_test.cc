@@ -26,7 +26,7 @@
 namespace tidal {
 namespace {
 
-using testing::ScratchDir;
+using testing::TempDir;
 
 constexpr long kS = 1'767'225'600;
 constexpr long kEnd = kS + 4 * 3600;
@@ -119,7 +119,7 @@ class HealthAgainstPrometheus : public ::testing::Test {
         << "prometheus is required (scripts/install-deps.sh)";
     ASSERT_EQ(access(testing::kPromtoolBinary, X_OK), 0)
         << "promtool is required (scripts/install-deps.sh)";
-    dir_ = new ScratchDir();
+    dir_ = new TempDir();
     const std::string om = dir_->Write("recorded.om", OpenMetrics(Recorded()));
     const auto imported =
         testing::RunProgram({testing::kPromtoolBinary, "tsdb", "create-blocks-from", "openmetrics",
@@ -153,10 +153,10 @@ class HealthAgainstPrometheus : public ::testing::Test {
     return {r.exit_code, nlohmann::json::parse(r.out, nullptr, false), r.out};
   }
 
-  static ScratchDir* dir_;
+  static TempDir* dir_;
   static testing::PrometheusServer* prom_;
 };
-ScratchDir* HealthAgainstPrometheus::dir_ = nullptr;
+TempDir* HealthAgainstPrometheus::dir_ = nullptr;
 testing::PrometheusServer* HealthAgainstPrometheus::prom_ = nullptr;
 
 TEST_F(HealthAgainstPrometheus, UnhealthyBurst) {
@@ -221,7 +221,7 @@ TEST_F(HealthAgainstPrometheus, NoSeriesCannotTell) {
 
 TEST_F(HealthAgainstPrometheus, PrometheusDownCannotTell) {
   // A port nothing listens on: connection refused.
-  const int port = testing::FreeLoopbackPort();
+  const int port = testing::FreePort();
   const auto r = Health("http://127.0.0.1:" + std::to_string(port), kUnhealthyAt);
   ASSERT_FALSE(r.json.is_discarded()) << r.out;
   EXPECT_EQ(r.exit_code, 2) << r.out;

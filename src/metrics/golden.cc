@@ -14,6 +14,8 @@ double PopulationVariance(std::span<const double> values) {
   return var / static_cast<double>(values.size());
 }
 
-double PopulationStdDev(std::span<const double> values) { return std::sqrt(PopulationVariance(values)); }
+double PopulationStdDev(std::span<const double> values) {
+  return std::sqrt(PopulationVariance(values));
+}
 
 }  // namespace tidal

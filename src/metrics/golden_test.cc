@@ -1,8 +1,8 @@
 #include "tidal/metrics/golden.h"
 
-#include <vector>
-
 #include <gtest/gtest.h>
+
+#include <vector>
 
 namespace tidal {
 namespace {
@@ -18,7 +18,8 @@ TEST(Golden, LscsIsThePopulationStdDevAcrossNodes) {
       {"a balanced cluster is 0", {0.6, 0.6, 0.6}, 0},
       {"one node is 0", {0.9}, 0},
       {"no nodes is 0", {}, 0},
-      {"the brief's cluster: three at 95 %, five at 12-28 %", {0.95, 0.96, 0.97, 0.12, 0.18, 0.2, 0.25, 0.28},
+      {"the brief's cluster: three at 95 %, five at 12-28 %",
+       {0.95, 0.96, 0.97, 0.12, 0.18, 0.2, 0.25, 0.28},
        0.3677},
   };
   for (const auto& tc : cases) {

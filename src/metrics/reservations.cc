@@ -18,7 +18,8 @@ std::size_t ReservationBook::in_flight() const {
   return n;
 }
 
-void ReservationBook::Expire(TimeMs now_ms, const std::map<std::string, TimeMs>& sample_time_by_node) {
+void ReservationBook::Expire(TimeMs now_ms,
+                             const std::map<std::string, TimeMs>& sample_time_by_node) {
   for (auto it = by_pod_.begin(); it != by_pod_.end();) {
     Reservation& r = it->second;
     bool seen = now_ms - r.placed_at_ms >= options_.ttl_ms;

@@ -53,7 +53,7 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
        {"thresholds.gpuMem: unknown field (expected one of: gpuMemory, nvlink, storageAwaitMs)"}},
       {"unknown plugin", "plugins: {magic: {}}",
        {"plugins.magic: unknown plugin (expected one of: loadaware, gpufit, balance, resourcefit, "
-        "k8sdefault, bestfit)"}},
+        "k8sdefault, bestfit, fallback)"}},
       {"plugin args are validated by the plugin", "plugins: {balance: {args: {mode: fill}}}",
        {"plugins.balance.args.mode: \"fill\" (expected spread or pack)"}},
       {"plugin weight", "plugins: {balance: {weight: 0}}", {"plugins.balance.weight: 0 is outside (0, 100]"}},

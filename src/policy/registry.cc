@@ -2,6 +2,7 @@
 
 #include "policy/plugins/balance/balance.h"
 #include "policy/plugins/bestfit/bestfit.h"
+#include "policy/plugins/fallback/fallback.h"
 #include "policy/plugins/gpufit/gpufit.h"
 #include "policy/plugins/k8sdefault/k8sdefault.h"
 #include "policy/plugins/loadaware/loadaware.h"
@@ -17,6 +18,7 @@ const std::vector<PluginEntry>& Registry() {
       {"resourcefit", "kube-scheduler NodeResourcesFit filter on requests", NewResourceFit, false, 1},
       {"k8sdefault", "kube-scheduler LeastAllocated + BalancedAllocation", NewK8sDefault, false, 1},
       {"bestfit", "the node with the least free GPU memory that fits", NewBestFit, false, 1},
+      {"fallback", "metrics down: remaining GPUs, then the golden pool only", NewFallback, false, 1},
   };
   return entries;
 }

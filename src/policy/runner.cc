@@ -30,13 +30,13 @@ Runner::Runner(PolicyConfig config) : config_(std::move(config)) {
 
 Runner::Runner(PolicyConfig config, std::vector<WeightedPlugin> plugins)
     : config_(std::move(config)) {
-  for (auto& p : plugins) Add(std::move(p.plugin), p.weight);
+  for (auto& p : plugins) Add(std::move(p.plugin), p.weight, p.use_score);
 }
 
-void Runner::Add(std::unique_ptr<Plugin> plugin, double weight) {
+void Runner::Add(std::unique_ptr<Plugin> plugin, double weight, bool use_score) {
   const std::string name(plugin->Name());
   if (auto* f = dynamic_cast<const FilterPlugin*>(plugin.get())) filters_.push_back({name, f});
-  if (auto* s = dynamic_cast<const ScorePlugin*>(plugin.get())) {
+  if (auto* s = dynamic_cast<const ScorePlugin*>(plugin.get()); s && use_score) {
     scores_.push_back({name, s, weight});
     weight_sum_ += weight;
   }

@@ -1,6 +1,7 @@
 #pragma once
-// Helpers for tests that run programs: temporary directories, child processes
-// that are always reaped, free loopback ports, and a real Prometheus.
+// Test helpers for tests that start processes and servers: temporary
+// directories, free loopback ports, child processes killed at scope exit, and
+// polling with a generous bound (tests assert what arrives, not how fast).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -24,19 +25,20 @@ extern char** environ;
 
 namespace tidal::testing {
 
-class ScratchDir {
+// A directory under $TMPDIR removed with everything in it at scope exit.
+class TempDir {
  public:
-  ScratchDir() {
+  TempDir() {
     const char* base = std::getenv("TMPDIR");
     std::string tmpl = std::string(base && *base ? base : "/tmp") + "/tidal-test-XXXXXX";
     if (mkdtemp(tmpl.data())) path_ = tmpl;
   }
-  ~ScratchDir() {
+  ~TempDir() {
     std::error_code ec;
     if (!path_.empty()) std::filesystem::remove_all(path_, ec);
   }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
   std::string Write(const std::string& rel, const std::string& content) const {
     const std::string p = path_ + "/" + rel;
@@ -49,19 +51,19 @@ class ScratchDir {
   std::string path_;
 };
 
-inline std::string Slurp(const std::string& path) {
+inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
 
-// A loopback port that was free a moment ago.
-inline int FreeLoopbackPort() {
+inline int FreePort() {
   const int s = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
   socklen_t len = sizeof a;
   int port = -1;
   if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
@@ -71,51 +73,59 @@ inline int FreeLoopbackPort() {
   return port;
 }
 
-// A child process (argv[0] is a path, not searched), stdout and stderr to
-// `out_file`; killed and reaped when it goes out of scope.
-class Process {
+// A child process, killed and reaped when it goes out of scope.
+class Child {
  public:
-  Process(std::vector<std::string> argv, const std::string& out_file, const std::string& cwd = "") {
-    std::vector<char*> av;
+  Child(std::vector<std::string> argv, const std::vector<std::string>& extra_env,
+        const std::string& stdin_file, const std::string& out_file) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.emplace_back(*e);
+    for (const auto& e : extra_env) env.push_back(e);
+    std::vector<char*> av, ev;
     for (auto& a : argv) av.push_back(a.data());
     av.push_back(nullptr);
+    for (auto& e : env) ev.push_back(e.data());
+    ev.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!stdin_file.empty())
+      posix_spawn_file_actions_addopen(&fa, 0, stdin_file.c_str(), O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-    if (posix_spawn(&pid_, av[0], &fa, nullptr, av.data(), environ) != 0) pid_ = -1;
+    if (posix_spawn(&pid_, av[0], &fa, nullptr, av.data(), ev.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&fa);
   }
-  ~Process() { Stop(); }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
+  ~Child() { Stop(); }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  // SIGTERM, then SIGKILL after 5 s; reaps the process.
+  void Stop() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 100 && !Reap(false); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      Reap(true);
+    }
+  }
+  // Stops the process without a chance to clean up (a crash, a hang).
+  void Signal(int sig) {
+    if (pid_ > 0) kill(pid_, sig);
+  }
   bool started() const { return pid_ > 0; }
-  // The exit code, or -1 if it was killed by a signal or never started.
+  // Waits for the exit code.
   int Wait() {
-    if (pid_ <= 0) return -1;
     int st = 0;
     waitpid(pid_, &st, 0);
     pid_ = -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 100 && !Reaped(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-  }
 
  private:
-  bool Reaped() {
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+  bool Reap(bool block) {
+    int st = 0;
+    if (waitpid(pid_, &st, block ? 0 : WNOHANG) == pid_) {
       pid_ = -1;
       return true;
     }
@@ -124,24 +134,7 @@ class Process {
   pid_t pid_ = -1;
 };
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
-
-// Runs a program to completion in `dir` (a scratch directory for its output).
-inline RunResult RunProgram(std::vector<std::string> argv, const ScratchDir& dir,
-                            const std::string& cwd = "") {
-  static int counter = 0;
-  const std::string out = dir.path() + "/run-" + std::to_string(++counter) + ".out";
-  Process p(std::move(argv), out, cwd);
-  RunResult r;
-  r.exit_code = p.Wait();
-  r.out = Slurp(out);
-  return r;
-}
-
-// Polls with a generous bound: tests assert what arrives, not how fast.
+// Polls with a generous bound: the test asserts what arrives, not how fast.
 template <typename F>
 bool Eventually(F f, int seconds = 60) {
   for (int i = 0; i < seconds * 10; ++i) {
@@ -151,7 +144,23 @@ bool Eventually(F f, int seconds = 60) {
   return false;
 }
 
-// Finds a program on PATH; empty when absent.
+struct RunResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+// Runs a program (argv[0] a path) to completion; its output goes through a file in `dir`.
+inline RunResult RunProgram(std::vector<std::string> argv, const TempDir& dir) {
+  static int counter = 0;
+  const std::string out = dir.path() + "/run-" + std::to_string(++counter) + ".out";
+  Child c(std::move(argv), {}, "", out);
+  RunResult r;
+  if (c.started()) r.exit_code = c.Wait();
+  r.out = ReadFile(out);
+  return r;
+}
+
+// A program on PATH; empty when absent.
 inline std::string OnPath(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::stringstream ss(path ? path : "");
@@ -171,26 +180,26 @@ inline constexpr const char* kPromtoolBinary = "/usr/bin/promtool";
 // with old timestamps are kept.
 class PrometheusServer {
  public:
-  PrometheusServer(const ScratchDir& dir, const std::string& data_dir) : port_(FreeLoopbackPort()) {
+  PrometheusServer(const TempDir& dir, const std::string& data_dir) : port_(FreePort()) {
     const std::string config =
         dir.Write("prometheus-" + std::to_string(port_) + ".yml", "global: {}\n");
     log_ = dir.path() + "/prometheus-" + std::to_string(port_) + ".log";
-    process_ = std::make_unique<Process>(
+    child_ = std::make_unique<Child>(
         std::vector<std::string>{kPrometheusBinary, "--config.file=" + config,
                                  "--storage.tsdb.path=" + data_dir,
                                  "--storage.tsdb.retention.time=100y",
                                  "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
-        log_);
+        std::vector<std::string>{}, "", log_);
   }
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  bool started() const { return process_->started(); }
-  std::string log() const { return Slurp(log_); }
+  bool started() const { return child_->started(); }
+  std::string log() const { return ReadFile(log_); }
 
  private:
   int port_;
   std::string log_;
-  std::unique_ptr<Process> process_;
+  std::unique_ptr<Child> child_;
 };
 
 }  // namespace tidal::testing

@@ -34,8 +34,8 @@ struct ReservationOptions {
   // A sample must be at least this much newer than the placement to show the pod
   // (the scrape interval: the agent's sample must have been scraped).
   TimeMs visible_after_ms = 15'000;
-  TimeMs ttl_ms = 120'000;    // in flight at most this long, whatever the samples say
-  bool claims = true;         // keep the estimate as a floor while the pod runs
+  TimeMs ttl_ms = 120'000;  // in flight at most this long, whatever the samples say
+  bool claims = true;       // keep the estimate as a floor while the pod runs
 };
 
 class ReservationBook {

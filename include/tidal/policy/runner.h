@@ -68,6 +68,7 @@ class Runner {
   struct WeightedPlugin {
     std::unique_ptr<Plugin> plugin;
     double weight = 1;
+    bool use_score = true;  // false: only its filter runs
   };
   Runner(PolicyConfig config, std::vector<WeightedPlugin> plugins);
 
@@ -84,7 +85,7 @@ class Runner {
     const ScorePlugin* plugin;
     double weight;
   };
-  void Add(std::unique_ptr<Plugin> plugin, double weight);
+  void Add(std::unique_ptr<Plugin> plugin, double weight, bool use_score = true);
 
   PolicyConfig config_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

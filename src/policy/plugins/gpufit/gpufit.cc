@@ -1,4 +1,3 @@
-#include "tidal/policy/yaml_util.h"
 #include "policy/plugins/gpufit/gpufit.h"
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "tidal/core/quantity.h"
+#include "tidal/policy/yaml_util.h"
 
 namespace tidal {
 namespace {
@@ -225,9 +225,15 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
                          NodeScratch& scratch) const {
   const int k = cycle.pod->gpu_count;
   if (k <= 0) return Status::Fits();
+  if (!node.metrics_known) {
+    // No per-GPU view: only the advertised count is known; the device plugin decides.
+    if (node.allocatable_gpus >= 0 && node.allocatable_gpus < k)
+      return Status::Unresolvable(
+          fmt::format("pod needs {} GPUs, node has {}", k, node.allocatable_gpus));
+    return Status::Fits();
+  }
   if (static_cast<int>(node.gpus.size()) < k)
     return Status::Unresolvable(fmt::format("pod needs {} GPUs, node has {}", k, node.gpus.size()));
-  if (!node.metrics_known) return Status::Fits();  // no per-GPU view: the device plugin decides
   const Bytes need = cycle.memory_need_per_gpu;
   // Only an explicit request makes links a hard constraint; auto-detection prefers them.
   const bool require = cycle.nvlink_required && k >= 2;

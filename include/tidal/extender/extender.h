@@ -1,0 +1,94 @@
+#pragma once
+// The extender's verbs without HTTP: a request body in, a response body out.
+// Each request reads the current view (one atomic load), decides with the
+// policy runner of the current fallback stage, and never blocks on I/O.
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tidal/core/clock.h"
+#include "tidal/extender/view.h"
+#include "tidal/extender/wire.h"
+#include "tidal/metrics/instruments.h"
+#include "tidal/policy/runner.h"
+
+namespace tidal::extender {
+
+// The extender's own series (docs/extender.md lists them).
+struct ExtenderMetrics {
+  Family<AtomicDouble> requests{
+      "tidal_extender_requests_total", "Extender requests by verb and outcome.", {"verb", "code"}};
+  Family<Histogram> duration{"tidal_extender_request_duration_seconds",
+                             "Server-side time per extender request, decoding to encoding.",
+                             {"verb"}};
+  Family<AtomicDouble> rejections{"tidal_extender_rejections_total",
+                                  "Nodes rejected by filter, by the plugin that rejected them.",
+                                  {"reason"}};
+  Family<AtomicDouble> stage_transitions{"tidal_extender_fallback_transitions_total",
+                                         "Fallback stage changes, by the stage entered.",
+                                         {"stage"}};
+  AtomicDouble unknown_nodes;  // in the last filter request
+  AtomicDouble fallback_stage;
+  AtomicDouble reservations_in_flight;
+};
+
+std::vector<double> LatencyBuckets();
+
+struct Reply {
+  int http_status = 200;
+  std::string body;
+};
+
+class Extender {
+ public:
+  // Throws InputError on bad plugin args (start-up).
+  Extender(PolicyConfig config, const ViewStore& store, const Clock& clock,
+           std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics);
+  ~Extender();
+
+  Reply Filter(std::string_view body);
+  Reply Prioritize(std::string_view body);
+
+  // DESIGN §6: 0 normal; 1 the source has failed (or its snapshot is overdue);
+  // 2 it has been failing for longer than fallback.stage2After.
+  int Stage(TimeMs now_ms, const ClusterView& view) const;
+  // Updates the stage gauge and logs a transition once; returns the stage.
+  int ObserveStage(TimeMs now_ms, const ClusterView& view);
+  // Nodes seen in the last request with no usable series, and series for nodes
+  // not in it, as JSON.
+  std::string DebugNodes() const;
+  const PolicyConfig& config() const { return config_; }
+
+ private:
+  struct Context;  // per-request working storage, pooled
+  std::unique_ptr<Context> Acquire();
+  void Release(std::unique_ptr<Context> c);
+  Reply Decide(std::string_view verb, std::string_view body, bool filter);
+
+  PolicyConfig config_;
+  const ViewStore& store_;
+  const Clock& clock_;
+  std::shared_ptr<spdlog::logger> log_;
+  ExtenderMetrics* metrics_;
+  std::vector<std::unique_ptr<Runner>> runners_;  // by stage 0, 1, 2
+  std::atomic<int> last_stage_{-1};
+  TimeMs start_ms_ = 0;
+
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<Context>> pool_;
+
+  // The last filter's verdicts, reused by the prioritize call that follows for the
+  // same pod and view (kube-scheduler sends the survivors in the same order).
+  struct FilterMemo;
+  mutable std::mutex memo_mu_;
+  std::shared_ptr<const FilterMemo> memo_;
+  // The candidates of the last request, for /debug/nodes.
+  std::shared_ptr<const std::vector<std::string>> last_candidates_;
+};
+
+}  // namespace tidal::extender

@@ -1,0 +1,47 @@
+#pragma once
+// The background refresher (DESIGN §6): every metricCacheTTL it fetches a
+// snapshot from the metrics source (bounded by the source's timeout), builds a
+// new view and publishes it. A failed fetch keeps the last good snapshot in the
+// view (nodes then age into *unknown*) and records the failure, which is what
+// the fallback stages are computed from. Requests never wait on it.
+#include <spdlog/logger.h>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "tidal/core/clock.h"
+#include "tidal/extender/view.h"
+#include "tidal/metrics/snapshot.h"
+
+namespace tidal::extender {
+
+class Refresher {
+ public:
+  Refresher(MetricsSource& source, ViewStore& store, NodeCatalog& catalog, const Clock& clock,
+            TimeMs interval_ms, std::shared_ptr<spdlog::logger> log);
+  ~Refresher();
+
+  // One attempt, published before it returns (tests drive this with a ManualClock).
+  void RefreshOnce();
+  // Rebuilds the view's nodes from its snapshot when the catalog has changed.
+  void RebuildIfCatalogChanged();
+  void Start();
+  void Stop();
+
+ private:
+  MetricsSource& source_;
+  ViewStore& store_;
+  NodeCatalog& catalog_;
+  const Clock& clock_;
+  TimeMs interval_ms_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::mutex mu_;  // serialises RefreshOnce; guards stop_
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+  std::uint64_t generation_ = 0;
+};
+
+}  // namespace tidal::extender

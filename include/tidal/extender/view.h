@@ -1,0 +1,78 @@
+#pragma once
+// What a request reads: an immutable view of the cluster (nodes with their
+// latest metrics) and of the metrics source's health, swapped in atomically by
+// the refresher. A request takes one shared_ptr and no lock per node.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "tidal/core/clock.h"
+#include "tidal/core/types.h"
+#include "tidal/metrics/snapshot.h"
+
+namespace tidal::extender {
+
+struct SourceHealth {
+  std::uint64_t attempts = 0;
+  std::uint64_t failures = 0;
+  TimeMs last_attempt_ms = 0;
+  TimeMs last_success_ms = 0;   // 0: never
+  TimeMs failing_since_ms = 0;  // first failure since the last success; 0: not failing
+  std::string last_error;
+};
+
+// Labels and allocatable resources of a node as the API server has them.
+struct NodeInfo {
+  Labels labels;
+  int allocatable_gpus = -1;
+  int gpus_requested = 0;
+  std::int64_t cpu_milli_allocatable = 0;
+  Bytes memory_allocatable = 0;
+};
+
+struct ClusterView {
+  std::uint64_t generation = 0;
+  std::shared_ptr<const MetricsSnapshot> snapshot;  // null until the first success
+  // Every node with series (metrics_known unless its reading is unusable), with the
+  // NodeInfo known when the view was built; Finalize()d.
+  std::shared_ptr<const std::unordered_map<std::string, NodeState>> nodes =
+      std::make_shared<const std::unordered_map<std::string, NodeState>>();
+  std::uint64_t catalog_generation = 0;  // of the NodeCatalog the nodes were built with
+  SourceHealth health;
+};
+
+// Builds the nodes of a view from a snapshot and the known node infos.
+void BuildNodes(const MetricsSnapshot& snapshot,
+                const std::unordered_map<std::string, NodeInfo>& infos,
+                std::unordered_map<std::string, NodeState>* out);
+
+class ViewStore {
+ public:
+  ViewStore() : view_(std::make_shared<const ClusterView>()) {}
+  std::shared_ptr<const ClusterView> Load() const { return view_.load(std::memory_order_acquire); }
+  void Publish(std::shared_ptr<const ClusterView> v) {
+    view_.store(std::move(v), std::memory_order_release);
+  }
+
+ private:
+  std::atomic<std::shared_ptr<const ClusterView>> view_;
+};
+
+// Node infos learned from `Nodes` payloads (and, with the API watch, from the
+// API server), read by the refresher when it builds a view.
+class NodeCatalog {
+ public:
+  void Put(const std::string& name, NodeInfo info);
+  std::unordered_map<std::string, NodeInfo> Copy() const;
+  std::uint64_t generation() const { return generation_.load(); }
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, NodeInfo> infos_;
+  std::atomic<std::uint64_t> generation_{0};
+};
+
+}  // namespace tidal::extender

@@ -1,0 +1,70 @@
+#pragma once
+// The scheduler extender wire protocol (reference README §1): decoding
+// ExtenderArgs / ExtenderBindingArgs with simdjson, keys matched
+// case-insensitively, `null` taken as absent; encoding the results with exactly
+// the PascalCase keys kube-scheduler reads.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tidal/core/status.h"
+#include "tidal/core/types.h"
+#include "tidal/policy/pod_decode.h"
+
+namespace tidal::extender {
+
+// What a v1.Node in a `Nodes` list tells the scheduler.
+struct WireNode {
+  std::string name;
+  Labels labels;
+  int allocatable_gpus = -1;  // status.allocatable["nvidia.com/gpu"]; -1: not advertised
+  std::int64_t cpu_milli_allocatable = 0;
+  Bytes memory_allocatable = 0;
+  std::string json;  // the object itself (minified), echoed back for survivors
+};
+
+struct ExtenderArgs {
+  RawPod pod;
+  bool has_nodes = false;  // "Nodes" non-null (nodeCacheCapable: false)
+  std::vector<WireNode> nodes;
+  bool has_node_names = false;  // "NodeNames" non-null (nodeCacheCapable: true)
+  std::vector<std::string> node_names;
+};
+
+struct DecodeOptions {
+  bool keep_node_json = true;  // filter needs it to echo survivors; prioritize does not
+};
+
+// Errors name the field: `Pod: ...`, `Nodes.items[3].metadata.name: expected a string`.
+Status DecodeExtenderArgs(std::string_view body, const DecodeOptions& options, ExtenderArgs* out);
+
+struct BindingArgs {
+  std::string pod_name, pod_namespace, pod_uid, node;
+};
+Status DecodeBindingArgs(std::string_view body, BindingArgs* out);
+
+// ExtenderFilterResult. Survivors are written in the form(s) the request used:
+// `Nodes` (the echoed objects) when it had Nodes, `NodeNames` when it had names.
+struct FilterResult {
+  std::vector<const WireNode*> nodes;        // survivors, when the request had Nodes
+  std::vector<std::string_view> node_names;  // survivors, when it had NodeNames
+  bool with_nodes = false, with_node_names = false;
+  std::vector<std::pair<std::string_view, std::string>> failed;
+  std::vector<std::pair<std::string_view, std::string>> unresolvable;
+  std::string error;
+};
+void EncodeFilterResult(const FilterResult& r, std::string* out);
+
+struct HostPriority {
+  std::string_view host;
+  std::int64_t score = 0;  // 0..10
+};
+void EncodeHostPriorityList(const std::vector<HostPriority>& list, std::string* out);
+void EncodeBindingResult(std::string_view error, std::string* out);
+
+// Appends `text` as a JSON string literal.
+void AppendJsonString(std::string_view text, std::string* out);
+
+}  // namespace tidal::extender

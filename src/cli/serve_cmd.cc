@@ -1,0 +1,118 @@
+// tidal serve: the scheduler extender beside a stock kube-scheduler.
+#include <signal.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "tidal/extender/refresher.h"
+#include "tidal/extender/server.h"
+#include "tidal/metrics/snapshot.h"
+#include "tidal/policy/config.h"
+
+namespace tidal::cli {
+namespace {
+
+struct ServeFlags {
+  std::string listen = "127.0.0.1:8890";
+  std::string config;
+  std::string prometheus = "http://127.0.0.1:9090";
+  std::string prometheus_ca, prometheus_token_file;
+  std::string node_label = "node";
+  int threads = 8;
+  std::string log_level = "info";
+  std::string tls_cert, tls_key;
+};
+
+int RunServe(const ServeFlags& f) {
+  const PolicyConfig config =
+      f.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(f.config);
+  const std::size_t colon = f.listen.rfind(':');
+  if (colon == std::string::npos) throw InputError{"--listen " + f.listen + ": expected host:port"};
+  extender::ServerOptions so;
+  so.host = f.listen.substr(0, colon);
+  try {
+    so.port = std::stoi(f.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw InputError{"--listen " + f.listen + ": the port is not a number"};
+  }
+  so.threads = f.threads;
+  so.tls_cert_file = f.tls_cert;
+  so.tls_key_file = f.tls_key;
+
+  auto log =
+      std::make_shared<spdlog::logger>("tidal", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  const auto level = spdlog::level::from_str(f.log_level);
+  if (level == spdlog::level::off && f.log_level != "off")
+    throw InputError{"--log-level " + f.log_level +
+                     ": expected trace, debug, info, warn, error or off"};
+  log->set_level(level);
+
+  prom::ClientOptions po;
+  po.url = f.prometheus;
+  po.timeout_ms = config.query_timeout_ms;
+  po.ca_file = f.prometheus_ca;
+  po.bearer_token_file = f.prometheus_token_file;
+  PrometheusSource source(std::make_unique<prom::PrometheusClient>(po), f.node_label);
+
+  // Signals are taken synchronously by this thread; block them before any thread starts.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  SystemClock clock;
+  extender::ViewStore store;
+  extender::NodeCatalog catalog;
+  extender::ExtenderMetrics metrics;
+  extender::Extender ext(config, store, clock, log, &metrics);
+  extender::Refresher refresher(source, store, catalog, clock, config.metric_cache_ttl_ms, log);
+  extender::Server server(ext, metrics, store, clock, so);
+  if (Status s = server.Start(); !s.ok()) throw InputError{s.reason()};
+  refresher.Start();
+  log->info("tidal serve: listening on {}://{}:{}, metrics from {} every {} ms (node label {})",
+            so.tls_cert_file.empty() ? "http" : "https", so.host, server.port(), f.prometheus,
+            config.metric_cache_ttl_ms, f.node_label);
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  log->info("tidal serve: signal {}, stopping", sig);
+  server.Stop();
+  refresher.Stop();
+  return 0;
+}
+
+}  // namespace
+
+void AddServe(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand("serve", "run the scheduler extender (load-aware-scheduler)");
+  cmd->add_option("--listen", f->listen,
+                  "host:port for the extender verbs, /metrics, /healthz, /readyz")
+      ->capture_default_str();
+  cmd->add_option("--config", f->config, "policy config (YAML); default: the built-in defaults");
+  cmd->add_option("--prometheus", f->prometheus, "Prometheus (or compatible) query API base URL")
+      ->capture_default_str();
+  cmd->add_option("--prometheus-ca", f->prometheus_ca,
+                  "CA file to verify an https Prometheus with");
+  cmd->add_option("--prometheus-token-file", f->prometheus_token_file,
+                  "bearer token file for Prometheus (re-read on every query)");
+  cmd->add_option("--node-label", f->node_label, "label of the agents' series naming the node")
+      ->capture_default_str();
+  cmd->add_option("--threads", f->threads, "HTTP worker threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--log-level", f->log_level,
+                  "trace, debug (one line per decision), info, warn, error")
+      ->capture_default_str();
+  cmd->add_option("--tls-cert", f->tls_cert, "serve HTTPS with this certificate (PEM)");
+  cmd->add_option("--tls-key", f->tls_key, "and this key (PEM)");
+  cmd->callback([f] {
+    const int rc = RunServe(*f);
+    if (rc != 0) std::exit(rc);
+  });
+}
+
+}  // namespace tidal::cli

@@ -1,0 +1,365 @@
+#include "tidal/extender/extender.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <unordered_set>
+
+#include "tidal/policy/extender_score.h"
+#include "tidal/policy/fallback.h"
+
+namespace tidal::extender {
+
+std::vector<double> LatencyBuckets() {
+  return {50e-6, 100e-6, 200e-6, 300e-6, 500e-6, 1e-3, 2e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 1};
+}
+
+struct Extender::Context {
+  ExtenderArgs args;
+  std::vector<NodeState> owned;  // overlays (Nodes mode) and unknown nodes
+  std::vector<const NodeState*> nodes;
+  Evaluation eval;
+  std::vector<std::string_view> names;
+};
+
+struct Extender::FilterMemo {
+  std::string pod_key, pod_uid;
+  std::uint64_t generation = 0;
+  int stage = 0;
+  std::vector<std::string> names;  // every candidate, in request order
+  std::vector<char> feasible;
+  std::vector<double> scores;
+};
+
+namespace {
+
+// The plugin tag of a reason ("loadaware: GPU memory …" → "loadaware"): the
+// rejection counter's label, low-cardinality by construction.
+std::string ReasonLabel(const std::string& reason) {
+  const auto colon = reason.find(':');
+  if (colon == std::string::npos || colon > 24) return "other";
+  return reason.substr(0, colon);
+}
+
+void MakeUnknown(NodeState* n) {
+  n->metrics_known = false;
+  n->gpus.clear();
+  n->storage_await_ms = 0;
+  n->nvlink_competition = 0;
+  n->Finalize();
+}
+
+}  // namespace
+
+Extender::Extender(PolicyConfig config, const ViewStore& store, const Clock& clock,
+                   std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics)
+    : config_(std::move(config)),
+      store_(store),
+      clock_(clock),
+      log_(std::move(log)),
+      metrics_(metrics) {
+  runners_.push_back(std::make_unique<Runner>(config_));
+  runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 1)));
+  runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 2)));
+  start_ms_ = clock_.NowMs();
+}
+
+Extender::~Extender() = default;
+
+std::unique_ptr<Extender::Context> Extender::Acquire() {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (pool_.empty()) return std::make_unique<Context>();
+  auto c = std::move(pool_.back());
+  pool_.pop_back();
+  return c;
+}
+
+void Extender::Release(std::unique_ptr<Context> c) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (pool_.size() < 64) pool_.push_back(std::move(c));
+}
+
+int Extender::Stage(TimeMs now_ms, const ClusterView& view) const {
+  const SourceHealth& h = view.health;
+  // A fetch that hangs is a failure once the next snapshot is overdue.
+  const TimeMs overdue = (h.last_success_ms ? h.last_success_ms : start_ms_) +
+                         config_.metric_cache_ttl_ms + config_.query_timeout_ms + 1'000;
+  TimeMs failing_since = h.failing_since_ms;
+  if (failing_since == 0) {
+    if (h.last_success_ms != 0 && now_ms <= overdue) return 0;
+    failing_since =
+        h.last_success_ms != 0 ? overdue : start_ms_;  // never succeeded: no metrics yet
+  }
+  return now_ms - failing_since < config_.fallback.stage2_after_ms ? 1 : 2;
+}
+
+int Extender::ObserveStage(TimeMs now_ms, const ClusterView& view) {
+  const int stage = Stage(now_ms, view);
+  const int before = last_stage_.exchange(stage);
+  if (before != stage) {
+    metrics_->fallback_stage.Set(stage);
+    if (before != -1 || stage != 0) {
+      metrics_->stage_transitions.With({std::to_string(stage)}).Add(1);
+      if (stage == 0) {
+        log_->info("fallback: metrics are back, normal scheduling (was stage {})", before);
+      } else {
+        log_->warn(
+            "fallback: stage {} ({}; last error: {})", stage,
+            stage == 1 ? "scoring by remaining allocatable GPUs" : "only the golden pool is used",
+            view.health.last_error.empty() ? "snapshot overdue" : view.health.last_error);
+      }
+    }
+  }
+  return stage;
+}
+
+Reply Extender::Filter(std::string_view body) { return Decide("filter", body, true); }
+Reply Extender::Prioritize(std::string_view body) { return Decide("prioritize", body, false); }
+
+Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string verb_s(verb);
+  auto finish = [&](Reply reply, const char* code) {
+    metrics_->requests.With({verb_s, code}).Add(1);
+    metrics_->duration.With({verb_s}, LatencyBuckets())
+        .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return reply;
+  };
+  auto ctx = Acquire();
+  Reply reply;
+  Status s = DecodeExtenderArgs(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);
+  if (!s.ok()) {
+    log_->warn("{}: bad request: {}", verb, s.reason());
+    Release(std::move(ctx));
+    if (filter) {
+      // kube-scheduler reads a non-empty Error as a failed call (the pod is retried),
+      // never as "no node fits".
+      FilterResult r;
+      r.error = "tidal: " + s.reason();
+      EncodeFilterResult(r, &reply.body);
+    } else {
+      reply.http_status = 400;
+      reply.body = "tidal: " + s.reason();
+    }
+    return finish(std::move(reply), "bad_request");
+  }
+  const ExtenderArgs& args = ctx->args;
+  const PodDemand pod = ToPodDemand(args.pod);
+  const auto view = store_.Load();
+  const TimeMs now = clock_.NowMs();
+  const int stage = ObserveStage(now, *view);
+
+  // Candidates: the Node objects when sent (they carry labels and allocatable), else names.
+  auto& names = ctx->names;
+  names.clear();
+  if (args.has_nodes) {
+    for (const auto& n : args.nodes) names.push_back(n.name);
+  } else {
+    for (const auto& n : args.node_names) names.push_back(n);
+  }
+  const std::size_t n = names.size();
+
+  // Prioritize right after filter for the same pod and view: reuse its verdicts.
+  std::shared_ptr<const FilterMemo> memo;
+  if (!filter) {
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    memo = memo_;
+  }
+  if (memo && memo->generation == view->generation && memo->stage == stage &&
+      memo->pod_key == pod.Key() && memo->pod_uid == pod.uid) {
+    std::vector<HostPriority> list;
+    list.reserve(n);
+    std::size_t j = 0;
+    bool all_found = true;
+    for (std::size_t i = 0; i < n && all_found; ++i) {
+      while (j < memo->names.size() && memo->names[j] != names[i]) ++j;
+      if (j == memo->names.size()) {
+        all_found = false;
+        break;
+      }
+      list.push_back({names[i], memo->feasible[j] ? ToExtenderPriority(memo->scores[j]) : 0});
+    }
+    if (all_found) {
+      EncodeHostPriorityList(list, &reply.body);
+      Release(std::move(ctx));
+      return finish(std::move(reply), "ok");
+    }
+  }
+
+  auto& owned = ctx->owned;
+  auto& nodes = ctx->nodes;
+  owned.clear();
+  owned.reserve(n);
+  nodes.clear();
+  nodes.reserve(n);
+  int unknown = 0;
+  const auto& known = *view->nodes;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto it = known.find(std::string(names[i]));
+    const bool found = it != known.end();
+    const bool fresh = found && it->second.metrics_known &&
+                       now - it->second.sample_time_ms <= config_.metrics_stale_after_ms;
+    unknown += fresh ? 0 : 1;
+    if (args.has_nodes) {
+      const WireNode& w = args.nodes[i];
+      owned.push_back(found ? it->second : NodeState{});
+      NodeState& o = owned.back();
+      o.name = w.name;
+      o.labels = w.labels;
+      if (w.allocatable_gpus >= 0) o.allocatable_gpus = w.allocatable_gpus;
+      o.cpu_milli_allocatable = w.cpu_milli_allocatable;
+      o.memory_allocatable = w.memory_allocatable;
+      if (!fresh) MakeUnknown(&o);
+      nodes.push_back(&o);
+    } else if (fresh) {
+      nodes.push_back(&it->second);
+    } else {
+      owned.push_back(found ? it->second : NodeState{});
+      owned.back().name = std::string(names[i]);
+      MakeUnknown(&owned.back());
+      nodes.push_back(&owned.back());
+    }
+  }
+  if (filter) metrics_->unknown_nodes.Set(unknown);
+
+  runners_[stage]->Evaluate(pod, nodes, RunOptions{false, false}, &ctx->eval);
+  const Evaluation& eval = ctx->eval;
+
+  const char* code = "ok";
+  int feasible = 0;
+  if (filter) {
+    FilterResult r;
+    r.with_nodes = args.has_nodes;
+    r.with_node_names = args.has_node_names || !args.has_nodes;
+    std::vector<std::pair<std::string, int>> rejected_by;
+    for (std::size_t i = 0; i < n; ++i) {
+      const NodeResult& res = eval.nodes[i];
+      if (!eval.pod_status.ok()) {
+        r.unresolvable.emplace_back(names[i], "tidal: " + eval.pod_status.reason());
+        continue;
+      }
+      if (res.feasible()) {
+        ++feasible;
+        if (r.with_nodes) r.nodes.push_back(&args.nodes[i]);
+        if (r.with_node_names) r.node_names.push_back(names[i]);
+        continue;
+      }
+      std::string label = ReasonLabel(res.status.reason());
+      auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
+                             [&](const auto& p) { return p.first == label; });
+      if (rb == rejected_by.end()) {
+        rejected_by.emplace_back(std::move(label), 1);
+      } else {
+        ++rb->second;
+      }
+      auto& dst = res.status.code() == Code::kUnresolvable ? r.unresolvable : r.failed;
+      dst.emplace_back(names[i], "tidal: " + res.status.reason());
+    }
+    if (!eval.pod_status.ok()) rejected_by.emplace_back("pod", static_cast<int>(n));
+    // Opt-in (whenAllRejected: leastLoaded): rather than Pending, the least
+    // loaded node rejected for load alone.
+    if (feasible == 0 && eval.pod_status.ok() &&
+        config_.when_all_rejected == WhenAllRejected::kLeastLoaded && !r.failed.empty()) {
+      std::size_t best = n;
+      for (std::size_t i = 0; i < n; ++i) {
+        const NodeResult& res = eval.nodes[i];
+        if (res.status.code() != Code::kUnfit || !nodes[i]->metrics_known) continue;
+        if (best == n || nodes[i]->load.gpu_memory < nodes[best]->load.gpu_memory) best = i;
+      }
+      if (best != n) {
+        r.failed.erase(std::remove_if(r.failed.begin(), r.failed.end(),
+                                      [&](const auto& p) { return p.first == names[best]; }),
+                       r.failed.end());
+        if (r.with_nodes) r.nodes.push_back(&args.nodes[best]);
+        if (r.with_node_names) r.node_names.push_back(names[best]);
+        feasible = 1;
+      }
+    }
+    for (const auto& [label, count] : rejected_by) metrics_->rejections.With({label}).Add(count);
+    EncodeFilterResult(r, &reply.body);
+
+    auto m = std::make_shared<FilterMemo>();
+    m->pod_key = pod.Key();
+    m->pod_uid = pod.uid;
+    m->generation = view->generation;
+    m->stage = stage;
+    m->names.reserve(n);
+    m->feasible.reserve(n);
+    m->scores.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      m->names.emplace_back(names[i]);
+      m->feasible.push_back(eval.nodes[i].feasible() ? 1 : 0);
+      m->scores.push_back(eval.nodes[i].score);
+    }
+    auto candidates = std::make_shared<std::vector<std::string>>(m->names);
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    memo_ = std::move(m);
+    last_candidates_ = std::move(candidates);
+  } else {
+    std::vector<HostPriority> list;
+    list.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool ok = eval.pod_status.ok() && eval.nodes[i].feasible();
+      feasible += ok ? 1 : 0;
+      list.push_back({names[i], ok ? ToExtenderPriority(eval.nodes[i].score) : 0});
+    }
+    EncodeHostPriorityList(list, &reply.body);
+  }
+  if (log_->should_log(spdlog::level::debug)) {
+    log_->debug(
+        "{} {}: {} nodes, {} feasible, {} unknown, stage {}, {:.0f} µs", verb, pod.Key(), n,
+        feasible, unknown, stage,
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  Release(std::move(ctx));
+  return finish(std::move(reply), code);
+}
+
+std::string Extender::DebugNodes() const {
+  const auto view = store_.Load();
+  const TimeMs now = clock_.NowMs();
+  std::shared_ptr<const std::vector<std::string>> candidates;
+  {
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    candidates = last_candidates_;
+  }
+  nlohmann::json j;
+  j["stage"] = Stage(now, *view);
+  j["snapshotAgeSeconds"] = nullptr;
+  if (view->health.last_success_ms)
+    j["snapshotAgeSeconds"] = (now - view->health.last_success_ms) / 1000.0;
+  j["lastError"] = view->health.last_error;
+  std::unordered_set<std::string> asked;
+  auto& without = j["nodesWithoutSeries"] = nlohmann::json::array();
+  if (candidates) {
+    for (const auto& name : *candidates) {
+      asked.insert(name);
+      if (!view->nodes->count(name)) without.push_back(name);
+    }
+  }
+  auto& orphans = j["seriesWithoutNode"] = nlohmann::json::array();
+  auto& unusable = j["unusable"] = nlohmann::json::object();
+  std::vector<std::string> sorted;
+  if (view->snapshot) {
+    for (const auto& [name, m] : view->snapshot->nodes) {
+      sorted.push_back(name);
+      if (!m.problems.empty()) unusable[name] = m.problems;
+    }
+    j["problems"] = view->snapshot->problems;
+  }
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& name : sorted)
+    if (candidates && !asked.count(name)) orphans.push_back(name);
+  auto& stale = j["stale"] = nlohmann::json::array();
+  for (const auto& name : sorted) {
+    const auto it = view->nodes->find(name);
+    if (it != view->nodes->end() &&
+        now - it->second.sample_time_ms > config_.metrics_stale_after_ms)
+      stale.push_back(name);
+  }
+  return j.dump(2);
+}
+
+}  // namespace tidal::extender

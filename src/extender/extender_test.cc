@@ -1,0 +1,287 @@
+// The verbs end to end without HTTP: a scripted metrics source, a manual clock,
+// the refresher driven by hand.
+#include "tidal/extender/extender.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tidal/extender/refresher.h"
+
+namespace tidal::extender {
+namespace {
+
+using nlohmann::json;
+constexpr Bytes kGi = Bytes{1} << 30;
+
+class ScriptedSource final : public MetricsSource {
+ public:
+  Status Fetch(TimeMs now_ms, MetricsSnapshot* out) override {
+    if (!error.empty()) return Status::Error(error);
+    *out = snapshot;
+    out->fetched_at_ms = now_ms;
+    for (auto& [name, m] : out->nodes)
+      if (m.sample_time_ms == 0) m.sample_time_ms = now_ms - 5'000;
+    return Status::Fits();
+  }
+  std::string Describe() const override { return "scripted"; }
+  MetricsSnapshot snapshot;
+  std::string error;
+};
+
+// A node of 4 × 24 GiB GPUs, all at `used_fraction`, fully NVLinked.
+NodeMetrics Node(double used_fraction, double await_ms = 5) {
+  NodeMetrics m;
+  for (int i = 0; i < 4; ++i) {
+    Gpu g;
+    g.index = i;
+    g.memory_total = 24 * kGi;
+    g.memory_used = static_cast<Bytes>(used_fraction * 24 * kGi);
+    for (int j = 0; j < 4; ++j)
+      if (j != i) g.nvlink_peers.push_back({j, 4});
+    m.gpus.push_back(g);
+  }
+  m.storage_await_ms = await_ms;
+  return m;
+}
+
+std::string PodJson(int gpus, const json& annotations = json::object()) {
+  json pod = {{"metadata", {{"name", "train-1"}, {"namespace", "ml"}, {"uid", "u-1"}}},
+              {"spec",
+               {{"containers",
+                 {{{"name", "c"},
+                   {"image", "nvcr.io/nvidia/pytorch:24.01"},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
+  if (!annotations.empty()) pod["metadata"]["annotations"] = annotations;
+  return pod.dump();
+}
+
+std::string NamesArgs(const std::string& pod, const std::vector<std::string>& names) {
+  return R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + json(names).dump() + "}";
+}
+
+// Nodes mode: 4 allocatable GPUs each, `requested` already requested... via labels only.
+std::string NodesArgs(const std::string& pod,
+                      const std::vector<std::pair<std::string, json>>& nodes) {
+  json items = json::array();
+  for (const auto& [name, labels] : nodes)
+    items.push_back(
+        {{"metadata", {{"name", name}, {"labels", labels}}},
+         {"status",
+          {{"allocatable", {{"nvidia.com/gpu", "4"}, {"cpu", "32"}, {"memory", "256Gi"}}}}}});
+  return R"({"Pod":)" + pod + R"(,"Nodes":{"metadata":{},"items":)" + items.dump() +
+         R"(},"NodeNames":null})";
+}
+
+struct Fixture {
+  Fixture()
+      : log(std::make_shared<spdlog::logger>(
+            "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(logs))) {
+    clock.Set(1'000'000);
+    config = DefaultPolicyConfig();
+    source.snapshot.nodes = {{"idle", Node(0.10)},
+                             {"warm", Node(0.78)},
+                             {"full", Node(0.95)},
+                             {"slow-disk", Node(0.10, 90)}};
+    ext = std::make_unique<Extender>(config, store, clock, log, &metrics);
+    refresher =
+        std::make_unique<Refresher>(source, store, catalog, clock, config.metric_cache_ttl_ms, log);
+  }
+  std::ostringstream logs;
+  ManualClock clock;
+  PolicyConfig config;
+  ScriptedSource source;
+  ViewStore store;
+  NodeCatalog catalog;
+  ExtenderMetrics metrics;
+  std::shared_ptr<spdlog::logger> log;
+  std::unique_ptr<Extender> ext;
+  std::unique_ptr<Refresher> refresher;
+};
+
+std::vector<std::string> Names(const json& j) {
+  std::vector<std::string> out;
+  for (const auto& n : j) out.push_back(n.get<std::string>());
+  return out;
+}
+
+std::map<std::string, int> Scores(const std::string& body) {
+  std::map<std::string, int> out;
+  for (const auto& hp : json::parse(body)) out[hp["Host"]] = hp["Score"];
+  return out;
+}
+
+TEST(Extender, FiltersAndScoresOnLiveLoad) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  const std::vector<std::string> all{"idle", "warm", "full", "slow-disk", "no-series"};
+  const std::string args = NamesArgs(PodJson(1, {{"ai.gpu-memory", "4Gi"}}), all);
+  Reply r = f.ext->Filter(args);
+  ASSERT_EQ(r.http_status, 200);
+  const json j = json::parse(r.body);
+  EXPECT_TRUE(j["Nodes"].is_null());
+  EXPECT_EQ(Names(j["NodeNames"]), (std::vector<std::string>{"idle", "warm", "no-series"}))
+      << j.dump();
+  EXPECT_EQ(j["FailedNodes"]["full"], "tidal: loadaware: GPU memory 95% over reject threshold 82%");
+  EXPECT_EQ(j["FailedNodes"]["slow-disk"],
+            "tidal: loadaware: storage await 90.0 ms over reject threshold 67.9 ms");
+  EXPECT_TRUE(j["FailedAndUnresolvableNodes"].empty());
+  EXPECT_EQ(j["Error"], "");
+
+  // Prioritize gets the survivors in the same order; scores in 0..10, idle first,
+  // the warning-band node decayed, the unknown node at a penalty.
+  const auto scores = Scores(f.ext
+                                 ->Prioritize(NamesArgs(PodJson(1, {{"ai.gpu-memory", "4Gi"}}),
+                                                        {"idle", "warm", "no-series"}))
+                                 .body);
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_EQ(scores.at("idle"), 10);
+  EXPECT_LT(scores.at("no-series"), 10);
+  EXPECT_LT(scores.at("warm"), 10);
+  for (const auto& [n, s] : scores) EXPECT_TRUE(s >= 0 && s <= 10) << n;
+  EXPECT_DOUBLE_EQ(f.metrics.unknown_nodes.Get(), 1);
+
+  // The same answer without the filter memo (another pod key).
+  const auto fresh =
+      Scores(f.ext
+                 ->Prioritize(NamesArgs(PodJson(1, {{"ai.gpu-memory", "4Gi"}, {"x", "y"}}),
+                                        {"idle", "warm", "no-series"}))
+                 .body);
+  EXPECT_EQ(fresh, scores);
+}
+
+TEST(Extender, UnresolvableWherePreemptionCannotHelp) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  struct Case {
+    const char* name;
+    std::string pod;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"malformed annotation", PodJson(1, {{"ai.gpu-reject-threshold", "high"}}),
+       "ai.gpu-reject-threshold"},
+      {"more GPUs than any node has", PodJson(8), "pod needs 8 GPUs, node has 4"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const json j = json::parse(f.ext->Filter(NamesArgs(tc.pod, {"idle", "warm"})).body);
+    EXPECT_TRUE(j["NodeNames"].empty());
+    ASSERT_EQ(j["FailedAndUnresolvableNodes"].size(), 2u) << j.dump();
+    EXPECT_NE(j["FailedAndUnresolvableNodes"]["idle"].get<std::string>().find(tc.want),
+              std::string::npos)
+        << j.dump();
+  }
+}
+
+TEST(Extender, MalformedRequestsAreErrorsNotEmptyPassLists) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  for (const std::string& body :
+       {std::string("{\"Pod\":"), std::string("[]"), std::string(R"({"Pod":{}})")}) {
+    SCOPED_TRACE(body);
+    Reply r = f.ext->Filter(body);
+    const json j = json::parse(r.body);
+    EXPECT_NE(j["Error"].get<std::string>(), "");
+    EXPECT_EQ(f.ext->Prioritize(body).http_status, 400);
+  }
+}
+
+TEST(Extender, StaleAndUnusableNodesAreUnknownNotIdle) {
+  Fixture f;
+  f.source.snapshot.nodes["old"] = Node(0.95);
+  f.source.snapshot.nodes["old"].sample_time_ms =
+      1'000'000 - 61'000;  // older than metricsStaleAfter
+  f.source.snapshot.nodes["dup"] = Node(0.95);
+  f.source.snapshot.nodes["dup"].usable = false;
+  f.source.snapshot.nodes["dup"].problems = {"duplicated series disagree"};
+  f.refresher->RefreshOnce();
+  const json j = json::parse(f.ext->Filter(NamesArgs(PodJson(1), {"idle", "old", "dup"})).body);
+  // Neither reading is trusted: not rejected as full, not taken as idle either.
+  EXPECT_EQ(Names(j["NodeNames"]), (std::vector<std::string>{"idle", "old", "dup"}));
+  const auto scores = Scores(f.ext->Prioritize(NamesArgs(PodJson(1), {"idle", "old", "dup"})).body);
+  EXPECT_LT(scores.at("old"), scores.at("idle"));
+  EXPECT_EQ(scores.at("old"), scores.at("dup"));
+}
+
+TEST(Extender, FallsBackInTwoStagesAndRecovers) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  const std::vector<std::pair<std::string, json>> nodes{
+      {"idle", json::object()}, {"warm", {{"tidal.io/pool", "golden"}}}, {"full", json::object()}};
+  const std::string pod = PodJson(1, {{"ai.gpu-memory", "4Gi"}});
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 0);
+
+  // The source fails: stage 1 at once. Fresh readings still filter (full is still
+  // rejected); scores are remaining allocatable GPUs, all equal here.
+  f.source.error = "connection refused";
+  f.clock.Advance(1'000);
+  f.refresher->RefreshOnce();
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 1);
+  json j = json::parse(f.ext->Filter(NodesArgs(pod, nodes)).body);
+  ASSERT_EQ(j["Nodes"]["items"].size(), 2u) << j["FailedNodes"].dump();
+  EXPECT_EQ(j["Nodes"]["items"][0]["metadata"]["name"], "idle");
+  EXPECT_TRUE(j["NodeNames"].is_null());
+  auto scores = Scores(f.ext->Prioritize(NodesArgs(pod, {nodes[0], nodes[1]})).body);
+  EXPECT_EQ(scores.at("idle"), 10);
+  EXPECT_EQ(scores.at("warm"), 10) << "stage 1 ranks by remaining GPUs, not by load";
+  EXPECT_DOUBLE_EQ(f.metrics.fallback_stage.Get(), 1);
+
+  // After stage2After (10 s): only the golden pool.
+  f.clock.Advance(10'000);
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 2);
+  j = json::parse(f.ext->Filter(NodesArgs(pod, nodes)).body);
+  ASSERT_EQ(j["Nodes"]["items"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["Nodes"]["items"][0]["metadata"]["name"], "warm");
+  EXPECT_NE(j["FailedNodes"]["idle"].get<std::string>().find("fallback stage 2"),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(f.metrics.fallback_stage.Get(), 2);
+
+  // Metrics return: normal again, by itself.
+  f.source.error.clear();
+  f.clock.Advance(5'000);
+  f.refresher->RefreshOnce();
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 0);
+  j = json::parse(f.ext->Filter(NodesArgs(pod, nodes)).body);
+  EXPECT_EQ(j["Nodes"]["items"].size(), 2u);
+  EXPECT_DOUBLE_EQ(f.metrics.fallback_stage.Get(), 0);
+  const std::string logs = f.logs.str();
+  EXPECT_NE(logs.find("fallback: stage 1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("fallback: stage 2"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("metrics are back"), std::string::npos) << logs;
+}
+
+TEST(Extender, AHangingSourceIsAFailureOnceTheSnapshotIsOverdue) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  // No attempt completes: after ttl + query timeout + 1 s the snapshot is overdue.
+  const TimeMs overdue = f.config.metric_cache_ttl_ms + f.config.query_timeout_ms + 1'000;
+  f.clock.Advance(overdue);
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 0);
+  f.clock.Advance(1);
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 1);
+  f.clock.Advance(f.config.fallback.stage2_after_ms);
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 2);
+}
+
+TEST(Extender, BeforeTheFirstFetchIsStageOne) {
+  Fixture f;
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 1);
+  const json dbg = json::parse(f.ext->DebugNodes());
+  EXPECT_TRUE(dbg["snapshotAgeSeconds"].is_null());
+}
+
+TEST(Extender, DebugNodesListsBothSidesOfTheJoin) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  f.ext->Filter(NamesArgs(PodJson(1), {"idle", "warm", "ghost"}));
+  const json dbg = json::parse(f.ext->DebugNodes());
+  EXPECT_EQ(Names(dbg["nodesWithoutSeries"]), std::vector<std::string>{"ghost"});
+  EXPECT_EQ(Names(dbg["seriesWithoutNode"]), (std::vector<std::string>{"full", "slow-disk"}));
+  EXPECT_EQ(dbg["stage"], 0);
+}
+
+}  // namespace
+}  // namespace tidal::extender

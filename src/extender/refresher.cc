@@ -1,0 +1,96 @@
+#include "tidal/extender/refresher.h"
+
+#include <spdlog/spdlog.h>
+
+namespace tidal::extender {
+
+Refresher::Refresher(MetricsSource& source, ViewStore& store, NodeCatalog& catalog,
+                     const Clock& clock, TimeMs interval_ms, std::shared_ptr<spdlog::logger> log)
+    : source_(source),
+      store_(store),
+      catalog_(catalog),
+      clock_(clock),
+      interval_ms_(interval_ms),
+      log_(std::move(log)) {}
+
+Refresher::~Refresher() { Stop(); }
+
+void Refresher::RefreshOnce() {
+  std::lock_guard<std::mutex> serial(mu_);
+  const TimeMs started = clock_.NowMs();
+  auto snapshot = std::make_shared<MetricsSnapshot>();
+  const Status s = source_.Fetch(started, snapshot.get());
+  const TimeMs now = clock_.NowMs();
+
+  const auto previous = store_.Load();
+  auto next = std::make_shared<ClusterView>(*previous);
+  next->generation = ++generation_;
+  SourceHealth& h = next->health;
+  ++h.attempts;
+  h.last_attempt_ms = now;
+  const std::uint64_t catalog_gen = catalog_.generation();
+  if (s.ok()) {
+    if (h.failing_since_ms != 0 || h.last_success_ms == 0)
+      log_->info("metrics source {}: ok, {} nodes, {} series", source_.Describe(),
+                 snapshot->nodes.size(), snapshot->series);
+    for (const auto& p : snapshot->problems) log_->warn("metrics: {}", p);
+    h.last_success_ms = now;
+    h.failing_since_ms = 0;
+    h.last_error.clear();
+    auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
+    BuildNodes(*snapshot, catalog_.Copy(), nodes.get());
+    next->nodes = std::move(nodes);
+    next->catalog_generation = catalog_gen;
+    next->snapshot = std::move(snapshot);
+  } else {
+    ++h.failures;
+    if (h.failing_since_ms == 0) {
+      h.failing_since_ms = started;
+      log_->warn("metrics source {} failed: {}", source_.Describe(), s.reason());
+    }
+    h.last_error = s.reason();
+    if (next->snapshot && catalog_gen != next->catalog_generation) {
+      auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
+      BuildNodes(*next->snapshot, catalog_.Copy(), nodes.get());
+      next->nodes = std::move(nodes);
+      next->catalog_generation = catalog_gen;
+    }
+  }
+  store_.Publish(std::move(next));
+}
+
+void Refresher::RebuildIfCatalogChanged() {
+  std::lock_guard<std::mutex> serial(mu_);
+  const auto previous = store_.Load();
+  const std::uint64_t catalog_gen = catalog_.generation();
+  if (!previous->snapshot || catalog_gen == previous->catalog_generation) return;
+  auto next = std::make_shared<ClusterView>(*previous);
+  next->generation = ++generation_;
+  auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
+  BuildNodes(*previous->snapshot, catalog_.Copy(), nodes.get());
+  next->nodes = std::move(nodes);
+  next->catalog_generation = catalog_gen;
+  store_.Publish(std::move(next));
+}
+
+void Refresher::Start() {
+  thread_ = std::thread([this] {
+    for (;;) {
+      RefreshOnce();
+      std::unique_lock<std::mutex> lock(mu_);
+      if (cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [this] { return stop_; }))
+        return;
+    }
+  });
+}
+
+void Refresher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace tidal::extender

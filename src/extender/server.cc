@@ -1,0 +1,130 @@
+#include "tidal/extender/server.h"
+
+#include <httplib.h>
+
+#include <thread>
+
+namespace tidal::extender {
+
+struct Server::Impl {
+  Extender& extender;
+  ExtenderMetrics& metrics;
+  const ViewStore& store;
+  const Clock& clock;
+  ServerOptions options;
+  std::unique_ptr<httplib::Server> http;
+  std::thread thread;
+  int port = -1;
+};
+
+Server::Server(Extender& extender, ExtenderMetrics& metrics, const ViewStore& store,
+               const Clock& clock, ServerOptions options)
+    : impl_(new Impl{extender, metrics, store, clock, std::move(options), nullptr, {}, -1}) {}
+
+Server::~Server() { Stop(); }
+
+std::string Server::MetricsText() {
+  const auto view = impl_->store.Load();
+  const TimeMs now = impl_->clock.NowMs();
+  impl_->extender.ObserveStage(now, *view);
+  std::string out;
+  AppendCounterFamily(impl_->metrics.requests, &out);
+  AppendHistogramFamily(impl_->metrics.duration, &out);
+  AppendCounterFamily(impl_->metrics.rejections, &out);
+  AppendCounterFamily(impl_->metrics.stage_transitions, &out);
+  const double age = view->health.last_success_ms ? (now - view->health.last_success_ms) / 1000.0
+                                                  : std::numeric_limits<double>::infinity();
+  AppendGauge("tidal_extender_snapshot_age_seconds",
+              "Age of the metrics snapshot requests read (+Inf before the first).", age, &out);
+  AppendGauge("tidal_extender_fallback_stage",
+              "0 normal, 1 and 2 the fallback stages of DESIGN §6.",
+              impl_->metrics.fallback_stage.Get(), &out);
+  AppendGauge(
+      "tidal_extender_unknown_nodes",
+      "Candidates of the last filter request whose own series are missing, unusable or old.",
+      impl_->metrics.unknown_nodes.Get(), &out);
+  AppendGauge("tidal_extender_snapshot_nodes", "Nodes with agent series in the snapshot.",
+              view->snapshot ? static_cast<double>(view->snapshot->nodes.size()) : 0, &out);
+  AppendGauge("tidal_extender_metrics_source_failures",
+              "Failed fetches from the metrics source since start-up.",
+              static_cast<double>(view->health.failures), &out);
+  AppendGauge("tidal_extender_reservations_in_flight",
+              "Placements not yet visible in metrics, counted in filter and score.",
+              impl_->metrics.reservations_in_flight.Get(), &out);
+  return out;
+}
+
+Status Server::Start() {
+  auto& im = *impl_;
+  if (!im.options.tls_cert_file.empty() || !im.options.tls_key_file.empty()) {
+    if (im.options.tls_cert_file.empty() || im.options.tls_key_file.empty())
+      return Status::Error("--tls-cert and --tls-key go together");
+    auto tls = std::make_unique<httplib::SSLServer>(im.options.tls_cert_file.c_str(),
+                                                    im.options.tls_key_file.c_str());
+    if (!tls->is_valid())
+      return Status::Error("cannot load the TLS certificate " + im.options.tls_cert_file +
+                           " and key " + im.options.tls_key_file);
+    im.http = std::move(tls);
+  } else {
+    im.http = std::make_unique<httplib::Server>();
+  }
+  httplib::Server& s = *im.http;
+  const int threads = im.options.threads > 0 ? im.options.threads : 1;
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  s.set_tcp_nodelay(true);
+  s.set_keep_alive_max_count(10'000);
+  s.set_keep_alive_timeout(30);
+  s.set_payload_max_length(im.options.max_body_bytes);
+  s.set_read_timeout(5, 0);
+  s.set_write_timeout(5, 0);
+
+  auto verb = [this](bool filter) {
+    return [this, filter](const httplib::Request& req, httplib::Response& res) {
+      Reply r = filter ? impl_->extender.Filter(req.body) : impl_->extender.Prioritize(req.body);
+      res.status = r.http_status;
+      res.set_content(std::move(r.body), r.http_status == 200 ? "application/json" : "text/plain");
+    };
+  };
+  s.Post("/filter", verb(true));
+  s.Post("/prioritize", verb(false));
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    // Ready once the first fetch has finished: a snapshot, or the fallback, is in place.
+    const auto view = impl_->store.Load();
+    if (view->health.attempts == 0) {
+      res.status = 503;
+      res.set_content("waiting for the first metrics fetch\n", "text/plain");
+      return;
+    }
+    res.set_content(view->snapshot ? "ok\n" : "ok (fallback: no snapshot yet)\n", "text/plain");
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  s.Get("/debug/nodes", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(impl_->extender.DebugNodes() + "\n", "application/json");
+  });
+  s.set_payload_max_length(im.options.max_body_bytes);
+
+  if (im.options.port == 0) {
+    im.port = s.bind_to_any_port(im.options.host);
+  } else {
+    im.port = s.bind_to_port(im.options.host, im.options.port) ? im.options.port : -1;
+  }
+  if (im.port < 0)
+    return Status::Error("cannot listen on " + im.options.host + ":" +
+                         std::to_string(im.options.port));
+  im.thread = std::thread([&s] { s.listen_after_bind(); });
+  return Status::Fits();
+}
+
+void Server::Stop() {
+  if (impl_->http) impl_->http->stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+int Server::port() const { return impl_->port; }
+
+}  // namespace tidal::extender

@@ -1,0 +1,265 @@
+#include "tidal/extender/wire.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <charconv>
+
+#include "tidal/core/quantity.h"
+#include "tidal/core/text.h"
+
+namespace tidal::extender {
+namespace {
+
+using simdjson::SUCCESS;
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+// The member `key` (case-insensitive, as Go's decoder matches), absent or null → false.
+bool Member(object obj, std::string_view key, element* out) {
+  if (obj.at_key_case_insensitive(key).get(*out) != SUCCESS) return false;
+  return !out->is_null();
+}
+
+// Kubernetes objects use their own exact camelCase keys.
+bool Field(element e, std::string_view key, element* out) {
+  object obj;
+  if (e.get_object().get(obj) != SUCCESS) return false;
+  if (obj.at_key(key).get(*out) != SUCCESS) return false;
+  return !out->is_null();
+}
+
+Status DecodeNode(element item, const std::string& path, bool keep_json, WireNode* node) {
+  element metadata, name;
+  std::string_view text;
+  if (!Field(item, "metadata", &metadata) || !Field(metadata, "name", &name) ||
+      name.get_string().get(text) != SUCCESS || text.empty())
+    return Status::Error(path + ".metadata.name: expected a non-empty string");
+  node->name = std::string(text);
+  element labels;
+  if (Field(metadata, "labels", &labels)) {
+    object obj;
+    if (labels.get_object().get(obj) != SUCCESS)
+      return Status::Error(path + ".metadata.labels: expected an object");
+    for (auto field : obj) {
+      std::string_view v;
+      if (field.value.get_string().get(v) != SUCCESS)
+        return Status::Error(
+            fmt::format("{}.metadata.labels.{}: expected a string", path, field.key));
+      node->labels.emplace(std::string(field.key), std::string(v));
+    }
+  }
+  element status, allocatable;
+  if (Field(item, "status", &status) && Field(status, "allocatable", &allocatable)) {
+    object obj;
+    if (allocatable.get_object().get(obj) != SUCCESS)
+      return Status::Error(path + ".status.allocatable: expected an object");
+    for (auto field : obj) {
+      std::string_view q;
+      const std::string fpath = fmt::format("{}.status.allocatable.{}", path, field.key);
+      if (field.value.get_string().get(q) != SUCCESS)
+        return Status::Error(fpath + ": expected a quantity string");
+      std::string error;
+      if (field.key == "nvidia.com/gpu") {
+        bool rounded = false;
+        const auto v = ParseQuantityRounded(q, fpath, &error, &rounded);
+        if (!v || rounded || *v < 0 || *v > kMaxGpusPerNode)
+          return Status::Error(error.empty() ? fpath + ": expected a whole number of GPUs 0.." +
+                                                   std::to_string(kMaxGpusPerNode)
+                                             : error);
+        node->allocatable_gpus = static_cast<int>(*v);
+      } else if (field.key == "cpu") {
+        const auto v = ParseQuantityMilli(q, fpath, &error);
+        if (!v) return Status::Error(error);
+        node->cpu_milli_allocatable = *v;
+      } else if (field.key == "memory") {
+        const auto v = ParseQuantity(q, fpath, &error);
+        if (!v) return Status::Error(error);
+        node->memory_allocatable = *v;
+      }
+    }
+  }
+  if (keep_json) node->json = simdjson::minify(item);
+  return Status::Fits();
+}
+
+}  // namespace
+
+void AppendJsonString(std::string_view text, std::string* out) {
+  out->push_back('"');
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          *out += fmt::format("\\u{:04x}", c);
+        } else {
+          out->push_back(ch);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+Status DecodeExtenderArgs(std::string_view body, const DecodeOptions& options, ExtenderArgs* out) {
+  *out = ExtenderArgs{};
+  simdjson::dom::parser parser;
+  element root;
+  const simdjson::padded_string padded(body);
+  if (const auto err = parser.parse(padded).get(root); err != SUCCESS)
+    return Status::Error(std::string("request body is not JSON: ") + simdjson::error_message(err));
+  object args;
+  if (root.get_object().get(args) != SUCCESS)
+    return Status::Error("request body: expected an ExtenderArgs object");
+  element pod;
+  if (!Member(args, "Pod", &pod) || !pod.is_object())
+    return Status::Error("Pod: expected the Pod object being scheduled");
+  Status s = DecodePodJson(simdjson::minify(pod), &out->pod);
+  if (!s.ok()) return Status::Error("Pod: " + s.reason());
+
+  element nodes;
+  if (Member(args, "Nodes", &nodes)) {
+    element items;
+    simdjson::dom::array list;
+    if (!nodes.is_object()) return Status::Error("Nodes: expected a NodeList object");
+    if (Field(nodes, "items", &items) && items.get_array().get(list) != SUCCESS)
+      return Status::Error("Nodes.items: expected an array");
+    out->has_nodes = true;
+    out->nodes.reserve(list.size());
+    std::size_t i = 0;
+    for (element item : list) {
+      out->nodes.emplace_back();
+      s = DecodeNode(item, fmt::format("Nodes.items[{}]", i++), options.keep_node_json,
+                     &out->nodes.back());
+      if (!s.ok()) return s;
+    }
+  }
+  element names;
+  if (Member(args, "NodeNames", &names)) {
+    simdjson::dom::array list;
+    if (names.get_array().get(list) != SUCCESS)
+      return Status::Error("NodeNames: expected an array of node names");
+    out->has_node_names = true;
+    out->node_names.reserve(list.size());
+    std::size_t i = 0;
+    for (element e : list) {
+      std::string_view name;
+      if (e.get_string().get(name) != SUCCESS || name.empty())
+        return Status::Error(fmt::format("NodeNames[{}]: expected a non-empty string", i));
+      out->node_names.emplace_back(name);
+      ++i;
+    }
+  }
+  if (!out->has_nodes && !out->has_node_names)
+    return Status::Error("neither Nodes nor NodeNames is set: nothing to filter");
+  return Status::Fits();
+}
+
+Status DecodeBindingArgs(std::string_view body, BindingArgs* out) {
+  *out = BindingArgs{};
+  simdjson::dom::parser parser;
+  element root;
+  const simdjson::padded_string padded(body);
+  object args;
+  if (parser.parse(padded).get(root) != SUCCESS || root.get_object().get(args) != SUCCESS)
+    return Status::Error("request body: expected an ExtenderBindingArgs JSON object");
+  const std::pair<const char*, std::string*> fields[] = {{"PodName", &out->pod_name},
+                                                         {"PodNamespace", &out->pod_namespace},
+                                                         {"PodUID", &out->pod_uid},
+                                                         {"Node", &out->node}};
+  for (const auto& [key, dst] : fields) {
+    element e;
+    std::string_view v;
+    if (Member(args, key, &e) && e.get_string().get(v) != SUCCESS)
+      return Status::Error(std::string(key) + ": expected a string");
+    *dst = std::string(v);
+  }
+  if (out->pod_name.empty() || out->node.empty())
+    return Status::Error("PodName and Node are required");
+  if (out->pod_namespace.empty()) out->pod_namespace = "default";
+  return Status::Fits();
+}
+
+void EncodeFilterResult(const FilterResult& r, std::string* out) {
+  out->clear();
+  *out += "{\"Nodes\":";
+  if (r.with_nodes) {
+    *out += "{\"metadata\":{},\"items\":[";
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+      if (i) out->push_back(',');
+      *out += r.nodes[i]->json;
+    }
+    *out += "]}";
+  } else {
+    *out += "null";
+  }
+  *out += ",\"NodeNames\":";
+  if (r.with_node_names) {
+    out->push_back('[');
+    for (std::size_t i = 0; i < r.node_names.size(); ++i) {
+      if (i) out->push_back(',');
+      AppendJsonString(r.node_names[i], out);
+    }
+    out->push_back(']');
+  } else {
+    *out += "null";
+  }
+  auto map = [&](const char* key, const auto& entries) {
+    *out += ",\"";
+    *out += key;
+    *out += "\":{";
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (i) out->push_back(',');
+      AppendJsonString(entries[i].first, out);
+      out->push_back(':');
+      AppendJsonString(entries[i].second, out);
+    }
+    out->push_back('}');
+  };
+  map("FailedNodes", r.failed);
+  map("FailedAndUnresolvableNodes", r.unresolvable);
+  *out += ",\"Error\":";
+  AppendJsonString(r.error, out);
+  out->push_back('}');
+}
+
+void EncodeHostPriorityList(const std::vector<HostPriority>& list, std::string* out) {
+  out->clear();
+  out->reserve(list.size() * 32 + 2);
+  out->push_back('[');
+  char buf[24];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i) out->push_back(',');
+    *out += "{\"Host\":";
+    AppendJsonString(list[i].host, out);
+    *out += ",\"Score\":";
+    const auto res = std::to_chars(buf, buf + sizeof buf, list[i].score);
+    out->append(buf, res.ptr);
+    out->push_back('}');
+  }
+  out->push_back(']');
+}
+
+void EncodeBindingResult(std::string_view error, std::string* out) {
+  out->clear();
+  *out += "{\"Error\":";
+  AppendJsonString(error, out);
+  out->push_back('}');
+}
+
+}  // namespace tidal::extender

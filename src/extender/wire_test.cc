@@ -1,0 +1,153 @@
+#include "tidal/extender/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace tidal::extender {
+namespace {
+
+std::string Sample(const std::string& name) {
+  std::ifstream in(std::string(TIDAL_TESTDATA_DIR) + "/reference/extender/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Wire, DecodesTheRealExtenderArgs) {
+  ExtenderArgs a;
+  Status s = DecodeExtenderArgs(Sample("ExtenderArgs.json"), {}, &a);
+  ASSERT_TRUE(s.ok()) << s.reason();
+  EXPECT_EQ(a.pod.name, "podname");
+  ASSERT_TRUE(a.has_nodes);
+  ASSERT_EQ(a.nodes.size(), 1u);
+  EXPECT_EQ(a.nodes[0].name, "nodename");
+  EXPECT_EQ(a.nodes[0].allocatable_gpus, -1);
+  EXPECT_TRUE(a.has_node_names);
+  EXPECT_EQ(a.node_names, std::vector<std::string>{"node1"});
+  // The echoed object is the same JSON as sent.
+  EXPECT_EQ(nlohmann::json::parse(a.nodes[0].json),
+            nlohmann::json::parse(Sample("ExtenderArgs.json"))["Nodes"]["items"][0]);
+}
+
+TEST(Wire, KeysAreCaseInsensitiveAndNullIsAbsent) {
+  const char* pod = R"({"metadata":{"name":"p","namespace":"ml"},"spec":{"containers":[{"name":"c",
+    "resources":{"limits":{"nvidia.com/gpu":"2"}}}]}})";
+  struct Case {
+    const char* name;
+    std::string body;
+    bool has_nodes, has_names;
+    std::size_t count;
+  };
+  const Case cases[] = {
+      {"PascalCase names",
+       std::string(R"({"Pod":)") + pod + R"(,"Nodes":null,"NodeNames":["a","b"]})", false, true, 2},
+      {"lower case", std::string(R"({"pod":)") + pod + R"(,"nodenames":["a"]})", false, true, 1},
+      {"camelCase nodes",
+       std::string(R"({"pod":)") + pod +
+           R"(,"nodes":{"items":[{"metadata":{"name":"g1","labels":{"tidal.io/pool":"golden"}},
+           "status":{"allocatable":{"nvidia.com/gpu":"4","cpu":"15500m","memory":"64Gi"}}}]},"NodeNames":null})",
+       true, false, 1},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ExtenderArgs a;
+    Status s = DecodeExtenderArgs(tc.body, {}, &a);
+    ASSERT_TRUE(s.ok()) << s.reason();
+    EXPECT_EQ(a.pod.namespace_name, "ml");
+    EXPECT_EQ(a.has_nodes, tc.has_nodes);
+    EXPECT_EQ(a.has_node_names, tc.has_names);
+    EXPECT_EQ(tc.has_nodes ? a.nodes.size() : a.node_names.size(), tc.count);
+    if (tc.has_nodes) {
+      EXPECT_EQ(a.nodes[0].labels.at("tidal.io/pool"), "golden");
+      EXPECT_EQ(a.nodes[0].allocatable_gpus, 4);
+      EXPECT_EQ(a.nodes[0].cpu_milli_allocatable, 15500);
+      EXPECT_EQ(a.nodes[0].memory_allocatable, 64LL << 30);
+    }
+  }
+}
+
+TEST(Wire, MalformedArgsNameTheField) {
+  const std::string pod = R"({"metadata":{"name":"p"}})";
+  struct Case {
+    const char* name;
+    std::string body;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"not JSON", "{\"Pod\":", "not JSON"},
+      {"an array", "[]", "expected an ExtenderArgs object"},
+      {"no pod", R"({"NodeNames":["a"]})", "Pod: expected the Pod object"},
+      {"no candidates", R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":null})",
+       "neither Nodes nor NodeNames"},
+      {"names not an array", R"({"Pod":)" + pod + R"(,"NodeNames":"a"})",
+       "NodeNames: expected an array"},
+      {"empty name", R"({"Pod":)" + pod + R"(,"NodeNames":["a",""]})", "NodeNames[1]"},
+      {"node without a name", R"({"Pod":)" + pod + R"(,"Nodes":{"items":[{"metadata":{}}]}})",
+       "Nodes.items[0].metadata.name"},
+      {"fractional GPUs",
+       R"({"Pod":)" + pod +
+           R"(,"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"allocatable":{"nvidia.com/gpu":"1.5"}}}]}})",
+       "Nodes.items[0].status.allocatable.nvidia.com/gpu"},
+      {"label not a string",
+       R"({"Pod":)" + pod + R"(,"Nodes":{"items":[{"metadata":{"name":"n","labels":{"a":1}}}]}})",
+       "Nodes.items[0].metadata.labels.a"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ExtenderArgs a;
+    Status s = DecodeExtenderArgs(tc.body, {}, &a);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.reason().find(tc.want), std::string::npos) << s.reason();
+  }
+}
+
+TEST(Wire, EncodesWhatKubeSchedulerReads) {
+  WireNode n1{"n1", {}, 4, 0, 0, R"({"metadata":{"name":"n1"}})"};
+  FilterResult r;
+  r.with_nodes = true;
+  r.with_node_names = true;
+  r.nodes = {&n1};
+  r.node_names = {"n1"};
+  r.failed = {{"n2", "tidal: loadaware: GPU memory 88% over reject threshold 82%"}};
+  r.unresolvable = {{"n3", "tidal: gpufit: pod needs 8 GPUs, node has 4"}};
+  std::string out;
+  EncodeFilterResult(r, &out);
+  EXPECT_EQ(
+      out,
+      R"({"Nodes":{"metadata":{},"items":[{"metadata":{"name":"n1"}}]},"NodeNames":["n1"],)"
+      R"("FailedNodes":{"n2":"tidal: loadaware: GPU memory 88% over reject threshold 82%"},)"
+      R"("FailedAndUnresolvableNodes":{"n3":"tidal: gpufit: pod needs 8 GPUs, node has 4"},"Error":""})");
+
+  FilterResult names_only;
+  names_only.with_node_names = true;  // every node rejected: an explicit empty list
+  EncodeFilterResult(names_only, &out);
+  EXPECT_EQ(
+      out,
+      R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})");
+
+  EncodeHostPriorityList({{"myhost", 1}, {"b\"q", 10}}, &out);
+  EXPECT_EQ(out, R"([{"Host":"myhost","Score":1},{"Host":"b\"q","Score":10}])");
+  EXPECT_EQ(nlohmann::json::parse(out)[0], nlohmann::json::parse(Sample("HostPriority.json")));
+  EncodeBindingResult("", &out);
+  EXPECT_EQ(out, R"({"Error":""})");
+  std::string esc;
+  AppendJsonString(std::string("a\n\x01", 3), &esc);
+  EXPECT_EQ(esc, R"("a\n\u0001")");
+}
+
+TEST(Wire, BindingArgs) {
+  BindingArgs b;
+  ASSERT_TRUE(DecodeBindingArgs(Sample("ExtenderBindingArgs.json"), &b).ok());
+  EXPECT_EQ(b.pod_name, "mypodname");
+  EXPECT_EQ(b.pod_namespace, "mypodnamespace");
+  EXPECT_EQ(b.pod_uid, "mypoduid");
+  EXPECT_EQ(b.node, "mynode");
+  EXPECT_FALSE(DecodeBindingArgs(R"({"PodName":"p"})", &b).ok());
+  EXPECT_FALSE(DecodeBindingArgs(R"({"PodName":1,"Node":"n"})", &b).ok());
+}
+
+}  // namespace
+}  // namespace tidal::extender

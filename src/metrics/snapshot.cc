@@ -1,0 +1,198 @@
+#include "tidal/metrics/snapshot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "tidal/core/text.h"
+
+namespace tidal {
+namespace {
+
+constexpr const char* kUsed = "ai_gpu_memory_used_bytes";
+constexpr const char* kTotal = "ai_gpu_memory_total_bytes";
+constexpr const char* kNvlinkUtil = "ai_nvlink_bandwidth_utilization";
+constexpr const char* kPeerLinks = "ai_gpu_nvlink_peer_links";
+constexpr const char* kCompetition = "ai_nvlink_competition_index";
+constexpr const char* kAwait = "ai_storage_await_ms";
+
+std::optional<int> ParseIndex(const Labels& labels, const char* key) {
+  const auto it = labels.find(key);
+  if (it == labels.end()) return std::nullopt;
+  int v = -1;
+  const auto& s = it->second;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0 || v >= kMaxGpusPerNode)
+    return std::nullopt;
+  return v;
+}
+
+std::string Describe(const std::string& name, const Labels& labels) {
+  std::string out = name + "{";
+  bool first = true;
+  for (const auto& [k, v] : labels) {
+    if (k == "__name__" || k == "instance" || k == "job") continue;
+    out += (first ? "" : ",") + k + "=" + QuoteInput(v);
+    first = false;
+  }
+  return out + "}";
+}
+
+// Per GPU while building: duplicates of one family must agree.
+struct GpuAcc {
+  std::optional<double> used, total, nvlink;
+  std::string uuid, model;
+  std::map<int, int> peers;
+};
+
+struct NodeAcc {
+  std::map<int, GpuAcc> gpus;
+  std::optional<double> competition;
+  double await_ms = 0;
+  std::vector<std::string> problems;
+};
+
+void Merge(std::optional<double>* slot, double value, const std::string& what, NodeAcc* node) {
+  if (slot->has_value() && **slot != value) {
+    node->problems.push_back(
+        fmt::format("{}: duplicated series disagree ({} and {})", what, **slot, value));
+    // Keep the worse reading: more memory used, less total, more NVLink.
+    *slot = std::max(**slot, value);
+    return;
+  }
+  *slot = value;
+}
+
+}  // namespace
+
+std::string AgentSeriesSelector() {
+  return fmt::format("{{__name__=~\"{}|{}|{}|{}|{}|{}\"}}", kUsed, kTotal, kNvlinkUtil, kPeerLinks,
+                     kCompetition, kAwait);
+}
+
+std::string SampleTimeQuery(const std::string& node_label) {
+  return fmt::format("max by ({}) (timestamp(ai_collector_up))", node_label);
+}
+
+MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
+                              const prom::QueryResult& sample_times, const std::string& node_label,
+                              TimeMs fetched_at_ms) {
+  MetricsSnapshot snap;
+  snap.fetched_at_ms = fetched_at_ms;
+  snap.series = series.series.size();
+  std::map<std::string, NodeAcc> acc;
+  std::size_t unlabelled = 0;
+  for (const prom::Series& s : series.series) {
+    if (s.points.empty()) continue;
+    const auto name_it = s.metric.find("__name__");
+    const auto node_it = s.metric.find(node_label);
+    if (name_it == s.metric.end()) continue;
+    if (node_it == s.metric.end() || node_it->second.empty()) {
+      ++unlabelled;
+      continue;
+    }
+    const std::string& name = name_it->second;
+    NodeAcc& node = acc[node_it->second];
+    const double v = s.points.back().value;
+    const std::string what = Describe(name, s.metric);
+    if (!std::isfinite(v) || v < 0) {
+      node.problems.push_back(fmt::format("{} = {}: expected a finite value ≥ 0", what, v));
+      continue;
+    }
+    if (name == kCompetition) {
+      Merge(&node.competition, v, what, &node);
+      continue;
+    }
+    if (name == kAwait) {
+      node.await_ms = std::max(node.await_ms, v);  // the worst device decides
+      continue;
+    }
+    const auto gpu = ParseIndex(s.metric, "gpu_id");
+    if (!gpu) {
+      node.problems.push_back(what + ": expected a gpu_id label 0.." +
+                              std::to_string(kMaxGpusPerNode - 1));
+      continue;
+    }
+    GpuAcc& g = node.gpus[*gpu];
+    if (name == kUsed || name == kTotal) {
+      Merge(name == kUsed ? &g.used : &g.total, v, what, &node);
+      if (const auto it = s.metric.find("uuid"); it != s.metric.end() && !it->second.empty())
+        g.uuid = it->second;
+      if (const auto it = s.metric.find("model"); it != s.metric.end() && !it->second.empty())
+        g.model = it->second;
+    } else if (name == kNvlinkUtil) {
+      Merge(&g.nvlink, std::min(v, 1.0), what, &node);
+    } else if (name == kPeerLinks) {
+      const auto peer = ParseIndex(s.metric, "peer_gpu_id");
+      if (!peer) {
+        node.problems.push_back(what + ": expected a peer_gpu_id label");
+        continue;
+      }
+      g.peers[*peer] = std::max(g.peers[*peer], static_cast<int>(v));
+    }
+  }
+  if (unlabelled > 0)
+    snap.problems.push_back(
+        fmt::format("{} agent series have no {} label (relabel them; they are ignored)", unlabelled,
+                    QuoteInput(node_label)));
+
+  std::map<std::string, TimeMs> times;
+  for (const prom::Series& s : sample_times.series) {
+    const auto it = s.metric.find(node_label);
+    if (it == s.metric.end() || s.points.empty() || !std::isfinite(s.points.back().value)) continue;
+    times[it->second] = static_cast<TimeMs>(std::llround(s.points.back().value * 1000));
+  }
+
+  for (auto& [name, a] : acc) {
+    NodeMetrics m;
+    m.storage_await_ms = a.await_ms;
+    m.nvlink_competition = a.competition.value_or(0);
+    m.problems = std::move(a.problems);
+    const auto t = times.find(name);
+    m.sample_time_ms = t == times.end() ? 0 : t->second;
+    if (t == times.end()) m.problems.push_back("no sample time (ai_collector_up is missing)");
+    for (auto& [index, g] : a.gpus) {
+      if (!g.used || !g.total) {
+        m.problems.push_back(fmt::format("GPU {}: {} is missing", index, g.used ? kTotal : kUsed));
+        continue;
+      }
+      Gpu gpu;
+      gpu.index = index;
+      gpu.uuid = std::move(g.uuid);
+      gpu.model = std::move(g.model);
+      gpu.memory_total = static_cast<Bytes>(*g.total);
+      gpu.memory_used = static_cast<Bytes>(*g.used);
+      gpu.nvlink_utilization = g.nvlink.value_or(0);
+      for (const auto& [peer, links] : g.peers)
+        if (links > 0 && peer != index) gpu.nvlink_peers.push_back({peer, links});
+      m.gpus.push_back(std::move(gpu));
+    }
+    // Any doubt about the reading makes the node unknown, never idle.
+    m.usable = m.problems.empty() && !m.gpus.empty();
+    if (m.gpus.empty() && m.problems.empty()) m.problems.push_back("no GPU memory series");
+    snap.nodes.emplace(name, std::move(m));
+  }
+  return snap;
+}
+
+PrometheusSource::PrometheusSource(std::unique_ptr<prom::PrometheusClient> client,
+                                   std::string node_label)
+    : client_(std::move(client)), node_label_(std::move(node_label)) {}
+
+Status PrometheusSource::Fetch(TimeMs now_ms, MetricsSnapshot* out) {
+  prom::QueryResult series, times;
+  const double at = static_cast<double>(now_ms) / 1000.0;
+  Status s = client_->Query(AgentSeriesSelector(), at, &series);
+  if (!s.ok()) return s;
+  s = client_->Query(SampleTimeQuery(node_label_), at, &times);
+  if (!s.ok()) return s;
+  if (series.type != prom::ResultType::kVector || times.type != prom::ResultType::kVector)
+    return Status::Error("expected vector results from " + client_->url());
+  *out = BuildSnapshot(series, times, node_label_, now_ms);
+  return Status::Fits();
+}
+
+}  // namespace tidal

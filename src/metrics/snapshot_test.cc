@@ -1,0 +1,153 @@
+#include "tidal/metrics/snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace tidal {
+namespace {
+
+prom::Series S(const std::string& name, Labels labels, double v) {
+  labels["__name__"] = name;
+  return prom::Series{std::move(labels), {{100.0, v}}};
+}
+
+prom::QueryResult Vector(std::vector<prom::Series> series) {
+  prom::QueryResult r;
+  r.series = std::move(series);
+  return r;
+}
+
+const double kGiB = 1024.0 * 1024 * 1024;
+
+std::vector<prom::Series> TwoGpuNode(const std::string& node) {
+  return {
+      S("ai_gpu_memory_used_bytes",
+        {{"node", node}, {"gpu_id", "0"}, {"uuid", "GPU-a"}, {"model", "A100"}}, 10 * kGiB),
+      S("ai_gpu_memory_total_bytes", {{"node", node}, {"gpu_id", "0"}}, 80 * kGiB),
+      S("ai_gpu_memory_used_bytes", {{"node", node}, {"gpu_id", "1"}}, 40 * kGiB),
+      S("ai_gpu_memory_total_bytes", {{"node", node}, {"gpu_id", "1"}}, 80 * kGiB),
+      S("ai_gpu_nvlink_peer_links", {{"node", node}, {"gpu_id", "0"}, {"peer_gpu_id", "1"}}, 12),
+      S("ai_gpu_nvlink_peer_links", {{"node", node}, {"gpu_id", "1"}, {"peer_gpu_id", "0"}}, 12),
+      S("ai_nvlink_bandwidth_utilization", {{"node", node}, {"gpu_id", "1"}}, 0.4),
+      S("ai_nvlink_competition_index", {{"node", node}}, 0.25),
+      S("ai_storage_await_ms", {{"node", node}, {"device", "sda"}}, 12),
+      S("ai_storage_await_ms", {{"node", node}, {"device", "nvme0n1"}}, 42.83)};
+}
+
+prom::QueryResult Times(const std::vector<std::string>& nodes, double t_s) {
+  prom::QueryResult r;
+  for (const auto& n : nodes) r.series.push_back(prom::Series{{{"node", n}}, {{t_s, t_s}}});
+  return r;
+}
+
+TEST(Snapshot, JoinsTheAgentSeriesByNode) {
+  const MetricsSnapshot s =
+      BuildSnapshot(Vector(TwoGpuNode("n1")), Times({"n1"}, 1700000000.5), "node", 42);
+  EXPECT_EQ(s.fetched_at_ms, 42);
+  ASSERT_EQ(s.nodes.count("n1"), 1u);
+  const NodeMetrics& m = s.nodes.at("n1");
+  EXPECT_TRUE(m.usable) << (m.problems.empty() ? "" : m.problems[0]);
+  ASSERT_EQ(m.gpus.size(), 2u);
+  EXPECT_EQ(m.gpus[0].uuid, "GPU-a");
+  EXPECT_EQ(m.gpus[0].model, "A100");
+  EXPECT_EQ(m.gpus[0].memory_used, 10LL << 30);
+  EXPECT_EQ(m.gpus[1].memory_total, 80LL << 30);
+  ASSERT_EQ(m.gpus[0].nvlink_peers.size(), 1u);
+  EXPECT_EQ(m.gpus[0].nvlink_peers[0], (NvlinkPeer{1, 12}));
+  EXPECT_DOUBLE_EQ(m.gpus[1].nvlink_utilization, 0.4);
+  EXPECT_DOUBLE_EQ(m.nvlink_competition, 0.25);
+  EXPECT_DOUBLE_EQ(m.storage_await_ms, 42.83) << "the worst device decides";
+  EXPECT_EQ(m.sample_time_ms, 1700000000500);
+}
+
+TEST(Snapshot, DoubtfulReadingsMakeTheNodeUnknown) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    const char* name;
+    std::vector<prom::Series> extra;  // added to a good node
+    bool usable;
+    const char* problem;
+  };
+  const Case cases[] = {
+      {"NaN used",
+       {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "0"}}, nan)},
+       false,
+       "finite"},
+      {"+Inf await",
+       {S("ai_storage_await_ms", {{"node", "n1"}, {"device", "sdb"}}, inf)},
+       false,
+       "finite"},
+      {"negative total",
+       {S("ai_gpu_memory_total_bytes", {{"node", "n1"}, {"gpu_id", "1"}}, -1)},
+       false,
+       "finite"},
+      {"duplicates that agree (two scrape jobs)",
+       {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "0"}, {"job", "other"}},
+          10 * kGiB)},
+       true,
+       ""},
+      {"duplicates that disagree",
+       {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "0"}, {"job", "other"}},
+          70 * kGiB)},
+       false,
+       "disagree"},
+      {"a GPU with used but no total",
+       {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "2"}}, 1)},
+       false,
+       "GPU 2: ai_gpu_memory_total_bytes is missing"},
+      {"gpu_id not a number",
+       {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "x"}}, 1)},
+       false,
+       "gpu_id"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    auto series = TwoGpuNode("n1");
+    series.insert(series.end(), tc.extra.begin(), tc.extra.end());
+    const MetricsSnapshot s = BuildSnapshot(Vector(series), Times({"n1"}, 1), "node", 0);
+    const NodeMetrics& m = s.nodes.at("n1");
+    EXPECT_EQ(m.usable, tc.usable);
+    if (!tc.usable) {
+      ASSERT_FALSE(m.problems.empty());
+      EXPECT_NE(m.problems[0].find(tc.problem), std::string::npos) << m.problems[0];
+    }
+  }
+}
+
+TEST(Snapshot, NodeLabelIsConfigurableAndUnlabelledSeriesAreReported) {
+  auto series = TwoGpuNode("n1");
+  for (auto& s : series) {
+    s.metric["kubernetes_node"] = s.metric["node"];
+    s.metric.erase("node");
+  }
+  series.push_back(S("ai_gpu_memory_used_bytes", {{"gpu_id", "0"}}, 1));
+  prom::QueryResult times;
+  times.series.push_back(prom::Series{{{"kubernetes_node", "n1"}}, {{1, 1}}});
+  const MetricsSnapshot s = BuildSnapshot(Vector(series), times, "kubernetes_node", 0);
+  EXPECT_TRUE(s.nodes.at("n1").usable);
+  ASSERT_EQ(s.problems.size(), 1u);
+  EXPECT_NE(s.problems[0].find("1 agent series have no \"kubernetes_node\" label"),
+            std::string::npos)
+      << s.problems[0];
+}
+
+TEST(Snapshot, NoSampleTimeOrNoGpuSeriesIsUnusable) {
+  MetricsSnapshot s = BuildSnapshot(Vector(TwoGpuNode("n1")), Times({}, 0), "node", 0);
+  EXPECT_FALSE(s.nodes.at("n1").usable);
+  s = BuildSnapshot(
+      Vector({S("ai_storage_await_ms", {{"node", "disk-only"}, {"device", "sda"}}, 3)}),
+      Times({"disk-only"}, 1), "node", 0);
+  EXPECT_FALSE(s.nodes.at("disk-only").usable);
+  EXPECT_EQ(s.nodes.at("disk-only").problems, std::vector<std::string>{"no GPU memory series"});
+}
+
+TEST(Snapshot, QueriesUseTheNodeLabel) {
+  EXPECT_EQ(SampleTimeQuery("node"), "max by (node) (timestamp(ai_collector_up))");
+  EXPECT_NE(AgentSeriesSelector().find("ai_gpu_memory_used_bytes|"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tidal
