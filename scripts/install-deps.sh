@@ -7,10 +7,14 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libsimdjson-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev libcli11-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-yaml
   prometheus
   clang clang-format
 )
+
+# kubectl renders the kustomize trees in the tests; any kubectl will do. Debian's
+# is kubernetes-client (1.20, kustomize v2), so the trees keep to what both read.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do
