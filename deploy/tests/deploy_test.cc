@@ -76,13 +76,15 @@ TEST_F(Stack, BothTreesRenderAndPassTheSchemas) {
       {"with the Prometheus Operator",
        "deploy",
        {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "ServiceMonitor/ai-node-metrics",
+        "Deployment/load-aware-scheduler", "PodMonitor/load-aware-scheduler",
         "PrometheusRule/tidal", "ConfigMap/tidal-grafana-dashboard"},
        {"ConfigMap/tidal-prometheus"}},
       {"without the operator",
        "deploy/overlays/no-operator",
-       {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "ConfigMap/tidal-prometheus",
-        "ConfigMap/tidal-grafana-dashboard"},
-       {"ServiceMonitor/ai-node-metrics", "PrometheusRule/tidal"}},
+       {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "Deployment/load-aware-scheduler",
+        "ConfigMap/tidal-prometheus", "ConfigMap/tidal-grafana-dashboard"},
+       {"ServiceMonitor/ai-node-metrics", "PodMonitor/load-aware-scheduler",
+        "PrometheusRule/tidal"}},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -20,6 +20,15 @@ import yaml
 
 HERE = pathlib.Path(__file__).resolve().parent
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+# What every Kubernetes cluster provides, so the stack may refer to it without
+# creating it: kube-system, the system:* ClusterRoles (kube-scheduler's among
+# them) and the Role that reads the API server's client-CA ConfigMap.
+BUILTIN_NAMESPACES = {"kube-system", "default"}
+BUILTIN_ROLES = {("Role", "kube-system", "extension-apiserver-authentication-reader")}
+
+
+def builtin_role(kind, namespace, name):
+    return (kind == "ClusterRole" and str(name).startswith("system:")) or (kind, namespace, name) in BUILTIN_ROLES
 
 
 def load_schemas():
@@ -56,7 +65,8 @@ def selects(selector, labels):
 def check(docs, schemas):
     problems = []
     seen = set()
-    namespaces = {d["metadata"]["name"] for d in docs if d.get("kind") == "Namespace" and d.get("metadata")}
+    namespaces = BUILTIN_NAMESPACES | {
+        d["metadata"]["name"] for d in docs if d.get("kind") == "Namespace" and d.get("metadata")}
     by_kind = {}
     for i, doc in enumerate(docs):
         if not isinstance(doc, dict):
@@ -105,7 +115,8 @@ def check(docs, schemas):
         for i, doc in by_kind.get(kind, []):
             ref = doc.get("roleRef") or {}
             ref_ns = doc["metadata"].get("namespace") if ref.get("kind") == "Role" else None
-            if (ref.get("kind"), ref_ns, ref.get("name")) not in roles:
+            if (ref.get("kind"), ref_ns, ref.get("name")) not in roles and not builtin_role(
+                    ref.get("kind"), ref_ns, ref.get("name")):
                 problems.append(f"{where(doc, i)}: .roleRef: {ref.get('kind')} {ref.get('name')!r} is not created by the stack")
             for s in doc.get("subjects") or []:
                 if s.get("kind") == "ServiceAccount" and (s.get("namespace"), s.get("name")) not in accounts:

@@ -87,8 +87,13 @@ Status DecodeNode(element item, const std::string& path, bool keep_json, WireNod
 
 void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
+  // Runs without anything to escape (all of a node name) are copied in one go.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out->append(text.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"':
         *out += "\\\"";
@@ -106,13 +111,10 @@ void AppendJsonString(std::string_view text, std::string* out) {
         *out += "\\t";
         break;
       default:
-        if (c < 0x20) {
-          *out += fmt::format("\\u{:04x}", c);
-        } else {
-          out->push_back(ch);
-        }
+        *out += fmt::format("\\u{:04x}", c);
     }
   }
+  out->append(text.data() + run, text.size() - run);
   out->push_back('"');
 }
 
@@ -197,6 +199,12 @@ Status DecodeBindingArgs(std::string_view body, BindingArgs* out) {
 
 void EncodeFilterResult(const FilterResult& r, std::string* out) {
   out->clear();
+  std::size_t size = 128;
+  for (const auto* n : r.nodes) size += n->json.size() + 1;
+  for (const auto& n : r.node_names) size += n.size() + 3;
+  for (const auto& [n, why] : r.failed) size += n.size() + why.size() + 6;
+  for (const auto& [n, why] : r.unresolvable) size += n.size() + why.size() + 6;
+  out->reserve(size);
   *out += "{\"Nodes\":";
   if (r.with_nodes) {
     *out += "{\"metadata\":{},\"items\":[";
