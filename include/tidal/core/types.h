@@ -49,10 +49,10 @@ struct Gpu {
   // Device-plugin slots (time-slicing replicas) still free on this GPU; -1: not
   // tracked. A GPU with none left cannot be chosen whatever its memory.
   int free_slots = -1;
+  std::vector<NvlinkPeer> nvlink_peers;
   // Requested share still free, in milli-GPU (1000: the whole GPU), for clusters
   // that share GPUs by request as the openb trace does.
   int milli_free = 1000;
-  std::vector<NvlinkPeer> nvlink_peers;
 
   Bytes memory_free() const { return memory_total > memory_used ? memory_total - memory_used : 0; }
   int LinksTo(int peer) const;
@@ -132,15 +132,16 @@ struct PodDemand {
   bool nvlink_auto = false;  // ai.auto-nvlink: "true"
   LoadType load_type = LoadType::kUnspecified;
   std::vector<std::string> images;
-  // Share of each GPU in milli-GPU (1000: whole GPUs); below 1000 only for 1-GPU pods.
-  int gpu_milli = 1000;
-  std::vector<std::string> gpu_models;  // GPU models the pod accepts; empty: any
   Labels labels;
   Labels annotations;
   std::optional<double> gpu_reject_threshold;  // ai.gpu-reject-threshold, validated in 0..1
   // Set when the pod object itself is malformed (bad annotation, quantity): the pod is
   // unresolvable on every node and the reason names the field.
   std::string invalid_reason;
+
+  // Share of each GPU in milli-GPU (1000: whole GPUs); below 1000 only for 1-GPU pods.
+  int gpu_milli = 1000;
+  std::vector<std::string> gpu_models;  // GPU models the pod accepts; empty: any
 
   std::string Key() const { return namespace_name + "/" + name; }
 };

@@ -14,11 +14,15 @@ using namespace yamlutil;
 
 FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigErrors& errors) {
   FgdArgs a;
+  // Without a target workload: one whole GPU per task, so a partly used GPU's free
+  // share is the fragment.
+  const FgdArgs defaults{{FgdTask{0, 1, 1000, {}, 1.0}}};
+  if (!node || node.IsNull()) return defaults;
   if (!IsMap(node, path, errors)) return a;
   CheckKeys(node, path, {"tasks"}, errors);
   const YAML::Node tasks = node["tasks"];
   const std::string tpath = Join(path, "tasks");
-  if (!tasks) return a;  // Validate reports the empty list
+  if (!tasks) return defaults;
   if (!tasks.IsSequence()) {
     errors.Add(tpath, "expected a list of {cpuMilli, gpus, gpuMilli, models, weight}");
     return a;

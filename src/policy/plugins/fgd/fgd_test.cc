@@ -132,7 +132,8 @@ TEST(Fgd, Args) {
   };
   const Case cases[] = {
       {"good", "{tasks: [{cpuMilli: 1000, gpus: 1, gpuMilli: 500, models: [T4], weight: 1}]}", {}},
-      {"missing", "{}", {"a.tasks: empty (expected the target workload's task types)"}},
+      {"default: whole GPUs", "{}", {}},
+      {"empty list", "{tasks: []}", {"a.tasks: empty (expected the target workload's task types)"}},
       {"not a list",
        "{tasks: 3}",
        {"a.tasks: expected a list of {cpuMilli, gpus, gpuMilli, models, weight}",
