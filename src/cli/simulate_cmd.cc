@@ -12,8 +12,10 @@
 #include "cli/commands.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/config.h"
+#include "tidal/sim/fgd_experiment.h"
 #include "tidal/sim/report.h"
 #include "tidal/sim/simulator.h"
+#include "tidal/sim/traces/traces.h"
 
 extern char** environ;
 
@@ -28,6 +30,12 @@ struct SimulateOptions {
   std::uint64_t seed = 42;
   std::string out;
   std::string output = "table";
+  // --experiment fgd-inflation
+  std::string experiment;
+  std::string nodes, pods, expected;
+  std::string seeds = "42";
+  double fgd_popularity = 100;
+  bool policies_set = false;
 };
 
 std::vector<std::string> Split(const std::string& s) {
@@ -47,7 +55,8 @@ void Plot(const std::string& dir) {
   // Debian's python3 is where python3-matplotlib installs; another python3 on
   // PATH (a virtualenv, pyenv) may lack it. TIDAL_PYTHON overrides.
   const char* py_env = std::getenv("TIDAL_PYTHON");
-  std::string python = py_env ? py_env : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+  std::string python =
+      py_env ? py_env : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
   std::vector<std::string> args = {python, script, dir};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -60,13 +69,113 @@ void Plot(const std::string& dir) {
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    std::cerr << "simulate: plotting failed (needs python3-matplotlib); CSV series are in " << dir << "\n";
+    std::cerr << "simulate: plotting failed (needs python3-matplotlib); CSV series are in " << dir
+              << "\n";
+}
+
+// "42-51" or "42,45": the seeds, in order.
+std::vector<std::uint64_t> ParseSeeds(const std::string& text) {
+  std::vector<std::uint64_t> out;
+  for (const auto& part : Split(text)) {
+    const auto dash = part.find('-');
+    try {
+      std::size_t used = 0;
+      if (dash == std::string::npos) {
+        out.push_back(std::stoull(part, &used));
+        if (used != part.size()) throw std::invalid_argument(part);
+        continue;
+      }
+      const std::string lo_s = part.substr(0, dash), hi_s = part.substr(dash + 1);
+      const std::uint64_t lo = std::stoull(lo_s, &used);
+      if (used != lo_s.size()) throw std::invalid_argument(part);
+      const std::uint64_t hi = std::stoull(hi_s, &used);
+      if (used != hi_s.size() || hi < lo || hi - lo > 10000) throw std::invalid_argument(part);
+      for (std::uint64_t s = lo; s <= hi; ++s) out.push_back(s);
+    } catch (const std::exception&) {
+      throw InputError{"--seeds: \"" + part +
+                       "\" (expected N, N-M or a comma-separated list of them)"};
+    }
+  }
+  if (out.empty()) throw InputError{"--seeds: expected N, N-M or a comma-separated list of them"};
+  return out;
+}
+
+std::string Stem(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  const auto dot = base.rfind('.');
+  return dot == std::string::npos ? base : base.substr(0, dot);
+}
+
+void RunFgdInflation(const SimulateOptions& o) {
+  if (o.output != "table" && o.output != "json")
+    throw InputError{"--output: \"" + o.output + "\" (expected table or json)"};
+  if (o.nodes.empty() || o.pods.empty())
+    throw InputError{
+        "--experiment fgd-inflation needs --nodes FILE and --pods FILE (openb CSV lists)"};
+  const auto seeds = ParseSeeds(o.seeds);
+  auto nodes = sim::traces::LoadOpenbNodes(sim::traces::Csv::ReadFile(o.nodes));
+  auto pods = sim::traces::LoadOpenbPods(sim::traces::Csv::ReadFile(o.pods));
+  std::vector<std::string> policies = o.policies_set ? Split(o.policies) : sim::FgdPolicyNames();
+  if (policies.empty()) throw InputError{"--policies: expected a comma-separated list"};
+  // The paper's figures sit beside the pod lists (openb/fgd_expected/) unless given.
+  std::string expected = o.expected;
+  if (expected.empty()) {
+    const std::string dir =
+        o.pods.find('/') == std::string::npos ? "." : o.pods.substr(0, o.pods.find_last_of('/'));
+    const std::string guess = dir + "/fgd_expected/fgd_summary.csv";
+    if (access(guess.c_str(), R_OK) == 0) expected = guess;
+  }
+  std::vector<sim::traces::FgdExpected> paper;
+  if (!expected.empty()) paper = sim::traces::LoadFgdSummary(sim::traces::Csv::ReadFile(expected));
+  if (!(o.fgd_popularity > 0 && o.fgd_popularity <= 100))
+    throw InputError{"--fgd-popularity: expected a percentage in (0, 100]"};
+  sim::FgdOptions options;
+  options.popularity_pct = o.fgd_popularity;
+  const sim::FgdExperiment experiment(std::move(nodes), std::move(pods), options);
+  sim::FgdReport report;
+  report.workload = Stem(o.pods);
+  report.capacity_milli = experiment.capacity_milli();
+  report.seeds = seeds;
+  std::uint64_t pods_placed = 0, evaluations = 0;
+  double wall = 0;
+  const bool tty = isatty(STDERR_FILENO);
+  for (const auto& name : policies) {
+    sim::FgdPolicyResult result;
+    result.name = name;
+    for (std::uint64_t seed : seeds) {
+      const auto start = std::chrono::steady_clock::now();
+      result.runs.push_back(experiment.Run(name, seed));
+      const double t =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      wall += t;
+      pods_placed += static_cast<std::uint64_t>(result.runs.back().pods);
+      evaluations += result.runs.back().node_evaluations;
+      if (tty)
+        std::cerr << "\r" << name << " seed " << seed << ": " << t << " s        " << std::flush;
+    }
+    report.policies.push_back(std::move(result));
+  }
+  if (tty) std::cerr << "\n";
+  std::cout << (o.output == "json" ? sim::RenderFgdJson(report)
+                                   : sim::RenderFgdTable(report, paper));
+  if (o.output == "table")
+    std::cout << "\n"
+              << policies.size() * seeds.size() << " runs, " << pods_placed << " pods, "
+              << evaluations << " node scorings in " << wall << " s ("
+              << wall / static_cast<double>(policies.size() * seeds.size()) << " s per run)\n";
 }
 
 void RunSimulate(const SimulateOptions& o) {
+  if (!o.experiment.empty()) {
+    if (o.experiment != "fgd-inflation")
+      throw InputError{"--experiment: \"" + o.experiment + "\" (expected fgd-inflation)"};
+    RunFgdInflation(o);
+    return;
+  }
   if (o.output != "table" && o.output != "json")
     throw InputError{"--output: \"" + o.output + "\" (expected table or json)"};
-  const PolicyConfig config = o.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(o.config);
+  const PolicyConfig config =
+      o.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(o.config);
   const sim::ClusterSpec cluster = sim::LoadCluster(o.cluster);
   const sim::WorkloadSpec workload = sim::LoadWorkload(o.workload);
   std::vector<sim::PolicySpec> policies;
@@ -82,18 +191,22 @@ void RunSimulate(const SimulateOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < policies.size(); ++i) {
     report.policies.push_back(sim::Simulate(cluster, workload, policies[i], options));
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (tty && elapsed > 1.0)
-      std::cerr << "\rsimulated " << (i + 1) << "/" << policies.size() << " policies (" << policies[i].name
-                << ")   " << (i + 1 == policies.size() ? "\n" : "") << std::flush;
+      std::cerr << "\rsimulated " << (i + 1) << "/" << policies.size() << " policies ("
+                << policies[i].name << ")   " << (i + 1 == policies.size() ? "\n" : "")
+                << std::flush;
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::uint64_t events = 0;
   for (const auto& p : report.policies) events += p.events;
   std::cout << (o.output == "json" ? sim::RenderJson(report) : sim::RenderTable(report));
   if (o.output == "table")
-    std::cout << "\n" << events << " events in " << wall << " s (" << static_cast<std::uint64_t>(events / std::max(wall, 1e-9))
-              << " events/s)\n";
+    std::cout << "\n"
+              << events << " events in " << wall << " s ("
+              << static_cast<std::uint64_t>(events / std::max(wall, 1e-9)) << " events/s)\n";
   if (!o.out.empty()) {
     sim::WriteCsv(report, o.out);
     Plot(o.out);
@@ -105,15 +218,33 @@ void RunSimulate(const SimulateOptions& o) {
 
 void AddSimulate(CLI::App& app) {
   auto o = std::make_shared<SimulateOptions>();
-  auto* cmd = app.add_subcommand("simulate", "replay a workload against Tidal's policies and the baselines");
-  cmd->add_option("--cluster", o->cluster, "cluster file (YAML) or builtin:seed-8xA10 / builtin:seed-8xA10-golden");
+  auto* cmd = app.add_subcommand("simulate",
+                                 "replay a workload against Tidal's policies and the baselines");
+  cmd->add_option("--cluster", o->cluster,
+                  "cluster file (YAML) or builtin:seed-8xA10 / builtin:seed-8xA10-golden");
   cmd->add_option("--workload", o->workload, "workload file (YAML) or builtin:seed");
-  cmd->add_option("--policies", o->policies,
-                  "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, oracle");
+  cmd->add_option(
+         "--policies", o->policies,
+         "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, oracle; with "
+         "--experiment fgd-inflation: random, dot-prod, gpu-clustering, gpu-packing, best-fit, "
+         "fgd, "
+         "load-aware-spread, load-aware-pack (default all)")
+      ->each([o](const std::string&) { o->policies_set = true; });
   cmd->add_option("--config", o->config, "Tidal policy config for load-aware and oracle");
   cmd->add_option("--seed", o->seed, "random seed (arrivals, durations, memory peaks, ties)");
   cmd->add_option("--out", o->out, "directory for CSV series and PNG plots");
   cmd->add_option("--output", o->output, "table or json");
+  cmd->add_option("--experiment", o->experiment,
+                  "fgd-inflation: the FGD paper's openb experiment (needs --nodes and --pods)");
+  cmd->add_option("--nodes", o->nodes, "fgd-inflation: openb node list (CSV)");
+  cmd->add_option("--pods", o->pods, "fgd-inflation: openb pod list (CSV, any variant)");
+  cmd->add_option("--fgd-popularity", o->fgd_popularity,
+                  "fgd-inflation: FGD's target workload is the task types covering this % of pods "
+                  "(default 100)");
+  cmd->add_option("--seeds", o->seeds, "fgd-inflation: seeds, e.g. 42-51 (default 42)");
+  cmd->add_option("--expected", o->expected,
+                  "fgd-inflation: the paper's fgd_summary.csv (default: fgd_expected/ beside "
+                  "--pods, if present)");
   cmd->callback([o]() { RunSimulate(*o); });
 }
 

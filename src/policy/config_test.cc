@@ -36,37 +36,53 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
   };
   const Case cases[] = {
       {"empty file is the defaults", "", {}},
-      {"reject threshold out of range", "thresholds: {gpuMemory: {reject: 1.7}}",
+      {"reject threshold out of range",
+       "thresholds: {gpuMemory: {reject: 1.7}}",
        {"thresholds.gpuMemory.reject: 1.7 is outside [0, 1]"}},
-      {"warn above reject", "thresholds: {nvlink: {warn: 0.7, reject: 0.6}}",
+      {"warn above reject",
+       "thresholds: {nvlink: {warn: 0.7, reject: 0.6}}",
        {"thresholds.nvlink.warn: 0.7 must be below reject 0.6"}},
-      {"not a number", "rejectThresholdSafetyMargin: lots",
+      {"not a number",
+       "rejectThresholdSafetyMargin: lots",
        {"rejectThresholdSafetyMargin: \"lots\" is not a finite number"}},
-      {"NaN is not a number", "thresholds: {gpuMemory: {reject: .nan}}",
+      {"NaN is not a number",
+       "thresholds: {gpuMemory: {reject: .nan}}",
        {"thresholds.gpuMemory.reject: \".nan\" is not a finite number"}},
       {"several errors at once",
        "thresholds: {gpuMemory: {reject: 1.7}}\nmetricCacheTTL: soon\nnvlink: {slotsPerGpu: 0}",
        {"thresholds.gpuMemory.reject: 1.7 is outside [0, 1]",
         "metricCacheTTL: \"soon\" is not a duration (expected e.g. 20s, 500ms, 2m)",
         "nvlink.slotsPerGpu: must be >= 1"}},
-      {"typo in a key", "thresholds: {gpuMem: {reject: 0.8}}",
+      {"typo in a key",
+       "thresholds: {gpuMem: {reject: 0.8}}",
        {"thresholds.gpuMem: unknown field (expected one of: gpuMemory, nvlink, storageAwaitMs)"}},
-      {"unknown plugin", "plugins: {magic: {}}",
+      {"unknown plugin",
+       "plugins: {magic: {}}",
        {"plugins.magic: unknown plugin (expected one of: loadaware, gpufit, balance, resourcefit, "
-        "k8sdefault, bestfit, fallback)"}},
+         "k8sdefault, bestfit, fallback, milligpu, random, dotprod, gpuclustering, gpupacking, "
+         "bestfitmilli, fgd)"}},
       {"plugin args are validated by the plugin", "plugins: {balance: {args: {mode: fill}}}",
        {"plugins.balance.args.mode: \"fill\" (expected spread or pack)"}},
-      {"plugin weight", "plugins: {balance: {weight: 0}}", {"plugins.balance.weight: 0 is outside (0, 100]"}},
-      {"tenant range", "tenants: {research: {podThresholdRange: {min: 0.9, max: 0.8}}}",
+      {"plugin weight",
+       "plugins: {balance: {weight: 0}}",
+       {"plugins.balance.weight: 0 is outside (0, 100]"}},
+      {"tenant range",
+       "tenants: {research: {podThresholdRange: {min: 0.9, max: 0.8}}}",
        {"tenants.research.podThresholdRange.min: 0.9 is above max 0.8"}},
-      {"decay slope larger than the threshold", "gpuMemoryDecaySlope: 0.9",
-       {"gpuMemoryDecaySlope: 0.9 is outside (0, 0.82] (the effective GPU memory reject threshold)"}},
-      {"when all rejected", "whenAllRejected: random",
+      {"decay slope larger than the threshold",
+       "gpuMemoryDecaySlope: 0.9",
+       {"gpuMemoryDecaySlope: 0.9 is outside (0, 0.82] (the effective GPU memory reject "
+        "threshold)"}},
+      {"when all rejected",
+       "whenAllRejected: random",
        {"whenAllRejected: \"random\" (expected pending or least-loaded)"}},
-      {"unknown load type in the estimate", "memoryEstimate: {byLoadType: {HUGE: 1Gi}}",
-       {"memoryEstimate.byLoadType.HUGE: unknown load type (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY "
+      {"unknown load type in the estimate",
+       "memoryEstimate: {byLoadType: {HUGE: 1Gi}}",
+       {"memoryEstimate.byLoadType.HUGE: unknown load type (expected GPU_HEAVY, IO_HEAVY, "
+        "NVLINK_HEAVY "
         "or INFERENCE)"}},
-      {"golden pool must select something", "fallback: {goldenPool: {}}",
+      {"golden pool must select something",
+       "fallback: {goldenPool: {}}",
        {"fallback.goldenPool: must select at least one label"}},
       {"root must be a mapping", "[1, 2]", {"(root): expected a mapping"}},
   };
@@ -80,7 +96,8 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
 
 TEST(PolicyConfig, LoadThrowsWithAllErrors) {
   try {
-    LoadPolicyConfig(YAML::Load("thresholds: {gpuMemory: {reject: 1.7}}\nnvlink: {slotsPerGpu: 0}"));
+    LoadPolicyConfig(
+        YAML::Load("thresholds: {gpuMemory: {reject: 1.7}}\nnvlink: {slotsPerGpu: 0}"));
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(e.message.find("thresholds.gpuMemory.reject"), std::string::npos);

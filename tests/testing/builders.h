@@ -33,7 +33,8 @@ class NodeBuilder {
   }
   // Every GPU at the same utilisation fraction of its memory.
   NodeBuilder& MemoryFraction(double f) {
-    for (auto& g : n_.gpus) g.memory_used = static_cast<Bytes>(f * static_cast<double>(g.memory_total));
+    for (auto& g : n_.gpus)
+      g.memory_used = static_cast<Bytes>(f * static_cast<double>(g.memory_total));
     return *this;
   }
   NodeBuilder& Link(int a, int b, int links) {
@@ -74,6 +75,16 @@ class NodeBuilder {
     n_.memory_allocatable = memory;
     n_.cpu_milli_requested = cpu_req;
     n_.memory_requested = mem_req;
+    return *this;
+  }
+  // Free milli-GPU per GPU (creates the GPUs if there are none yet).
+  NodeBuilder& MilliFree(std::vector<int> free, std::string model = "V100M16") {
+    if (n_.gpus.size() != free.size()) Gpus(static_cast<int>(free.size()), 16 * kGi, model);
+    for (std::size_t i = 0; i < free.size(); ++i) n_.gpus[i].milli_free = free[i];
+    return *this;
+  }
+  NodeBuilder& PodKinds(std::uint64_t kinds) {
+    n_.gpu_pod_kinds = kinds;
     return *this;
   }
   NodeState Build() const {
@@ -129,6 +140,16 @@ class PodBuilder {
   PodBuilder& Requests(std::int64_t cpu_milli, Bytes memory) {
     p_.cpu_milli = cpu_milli;
     p_.memory_request = memory;
+    return *this;
+  }
+  // A GPU share per GPU in milli-GPU (1000: whole GPUs).
+  PodBuilder& Milli(int gpus, int milli) {
+    p_.gpu_count = gpus;
+    p_.gpu_milli = milli;
+    return *this;
+  }
+  PodBuilder& Models(std::vector<std::string> models) {
+    p_.gpu_models = std::move(models);
     return *this;
   }
   PodDemand Build() const { return p_; }

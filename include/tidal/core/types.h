@@ -50,6 +50,9 @@ struct Gpu {
   // tracked. A GPU with none left cannot be chosen whatever its memory.
   int free_slots = -1;
   std::vector<NvlinkPeer> nvlink_peers;
+  // Requested share still free, in milli-GPU (1000: the whole GPU), for clusters
+  // that share GPUs by request as the openb trace does.
+  int milli_free = 1000;
 
   Bytes memory_free() const { return memory_total > memory_used ? memory_total - memory_used : 0; }
   int LinksTo(int peer) const;
@@ -78,13 +81,16 @@ struct NodeState {
   Bytes memory_allocatable = 0;
   Bytes memory_requested = 0;
   int gpus_requested = 0;  // advertised nvidia.com/gpu units already requested
+  // Kinds of GPU pods running here, for GPU-clustering scores: bit 0 a pod sharing
+  // a GPU, bit n (1..63) a pod of n whole GPUs.
+  std::uint64_t gpu_pod_kinds = 0;
 
   // Derived by Finalize(): read by the policies on the hot path.
   LoadVector load;
   std::vector<Bytes> gpu_free;  // per GPU position in `gpus`; -1: no free slot
   Bytes max_gpu_free = 0;
-  Bytes gpu_memory_used = 0;   // Σ over GPUs
-  Bytes gpu_memory_total = 0;  // Σ over GPUs
+  Bytes gpu_memory_used = 0;                             // Σ over GPUs
+  Bytes gpu_memory_total = 0;                            // Σ over GPUs
   std::uint64_t nvlink_adjacency[kMaxGpusPerNode] = {};  // bit j set: GPU i and j are linked
 
   // Recomputes the derived fields; call after changing GPUs or loads.
@@ -96,11 +102,14 @@ struct NodeState {
 
 // DESIGN §3: NVLink-using pods on the node / (GPUs × slots per GPU).
 inline double NvlinkCompetitionIndex(int nvlink_pods, int gpus, int slots_per_gpu) {
-  return gpus > 0 && slots_per_gpu > 0 ? static_cast<double>(nvlink_pods) / (gpus * slots_per_gpu) : 0;
+  return gpus > 0 && slots_per_gpu > 0 ? static_cast<double>(nvlink_pods) / (gpus * slots_per_gpu)
+                                       : 0;
 }
 
 // DESIGN §3: node IO load L_io = min(1, await / 30 ms).
-inline double StorageIoLoad(double await_ms) { return await_ms <= 0 ? 0 : (await_ms >= 30 ? 1 : await_ms / 30); }
+inline double StorageIoLoad(double await_ms) {
+  return await_ms <= 0 ? 0 : (await_ms >= 30 ? 1 : await_ms / 30);
+}
 
 enum class LoadType { kUnspecified, kGpuHeavy, kIoHeavy, kNvlinkHeavy, kInference };
 std::optional<LoadType> ParseLoadType(const std::string& text);
@@ -129,6 +138,10 @@ struct PodDemand {
   // Set when the pod object itself is malformed (bad annotation, quantity): the pod is
   // unresolvable on every node and the reason names the field.
   std::string invalid_reason;
+
+  // Share of each GPU in milli-GPU (1000: whole GPUs); below 1000 only for 1-GPU pods.
+  int gpu_milli = 1000;
+  std::vector<std::string> gpu_models;  // GPU models the pod accepts; empty: any
 
   std::string Key() const { return namespace_name + "/" + name; }
 };

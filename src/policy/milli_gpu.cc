@@ -1,0 +1,60 @@
+#include "tidal/policy/milli_gpu.h"
+
+namespace tidal {
+
+bool ModelAccepted(std::span<const std::string> models, const std::string& model) {
+  if (models.empty()) return true;
+  for (const auto& m : models)
+    if (m == model) return true;
+  return false;
+}
+
+std::int64_t MilliFreeTotal(const NodeState& node) {
+  std::int64_t sum = 0;
+  for (const auto& g : node.gpus) sum += g.milli_free;
+  return sum;
+}
+
+int FullyFreeGpus(const NodeState& node) {
+  int n = 0;
+  for (const auto& g : node.gpus) n += g.milli_free >= kMilliPerGpu ? 1 : 0;
+  return n;
+}
+
+GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick) {
+  GpuSet out;
+  if (pod.gpu_count <= 0) return out;
+  if (SharesGpu(pod)) {
+    int best = -1;
+    for (std::size_t i = 0; i < node.gpus.size(); ++i) {
+      const int f = node.gpus[i].milli_free;
+      if (f < pod.gpu_milli) continue;
+      const bool better = best < 0 || (pick == GpuPick::kBestFit ? f < node.gpus[best].milli_free
+                                                                 : f > node.gpus[best].milli_free);
+      if (better) best = static_cast<int>(i);
+    }
+    if (best >= 0) out.Add(best);
+    return out;
+  }
+  int need = pod.gpu_count;
+  for (std::size_t i = 0; i < node.gpus.size() && need > 0; ++i)
+    if (node.gpus[i].milli_free >= kMilliPerGpu) {
+      out.Add(static_cast<int>(i));
+      --need;
+    }
+  return need == 0 ? out : GpuSet();
+}
+
+void FreeAfter(const NodeState& node, const PodDemand& pod, GpuSet gpus, std::vector<int>* free) {
+  free->resize(node.gpus.size());
+  for (std::size_t i = 0; i < node.gpus.size(); ++i)
+    (*free)[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
+}
+
+std::uint64_t GpuPodKind(const PodDemand& pod) {
+  if (pod.gpu_count <= 0) return 0;
+  if (SharesGpu(pod)) return 1;
+  return pod.gpu_count < 64 ? std::uint64_t{1} << pod.gpu_count : std::uint64_t{1} << 63;
+}
+
+}  // namespace tidal

@@ -1,0 +1,99 @@
+#include "policy/plugins/fgd/fgd.h"
+
+#include <cmath>
+
+#include "tidal/policy/milli_gpu.h"
+#include "tidal/policy/yaml_util.h"
+
+namespace tidal {
+
+double NodeFragmentation(std::int64_t cpu_left, const std::string& model, std::span<const int> free,
+                         std::span<const FgdTask> tasks) {
+  std::int64_t idle = 0;
+  for (int f : free) idle += f;
+  if (idle == 0) return 0;
+  double frag = 0;
+  for (const FgdTask& t : tasks) {
+    // A CPU-only task uses no GPU: to it, every free GPU share is a fragment.
+    if (t.gpus == 0 || !ModelAccepted(t.models, model) || cpu_left < t.cpu_milli) {
+      frag += t.weight * static_cast<double>(idle);
+      continue;
+    }
+    int fitting = 0;
+    std::int64_t small = 0;
+    for (int f : free) {
+      if (f >= t.gpu_milli)
+        ++fitting;
+      else
+        small += f;
+    }
+    frag += t.weight * static_cast<double>(fitting >= t.gpus ? small : idle);
+  }
+  return frag;
+}
+
+double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks) {
+  int free[kMaxGpusPerNode];
+  const std::size_t n = node.gpus.size();
+  for (std::size_t i = 0; i < n; ++i) free[i] = node.gpus[i].milli_free;
+  return NodeFragmentation(CpuLeft(node), NodeGpuModel(node), std::span<const int>(free, n), tasks);
+}
+
+namespace {
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+}  // namespace
+
+double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus,
+                     double before) const {
+  int free[kMaxGpusPerNode];
+  const std::size_t n = node.gpus.size();
+  for (std::size_t i = 0; i < n; ++i)
+    free[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
+  const double after = NodeFragmentation(CpuLeft(node) - pod.cpu_milli, NodeGpuModel(node),
+                                         std::span<const int>(free, n), args_.tasks);
+  return std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
+}
+
+Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratch& scratch) const {
+  const PodDemand& pod = *cycle.pod;
+  if (pod.gpu_count <= 0) return Status::Fits();
+  if (!SharesGpu(pod)) {
+    if (!scratch.placed) {
+      const GpuSet g = PickGpus(node, pod, GpuPick::kBestFit);
+      if (g.Empty()) return Status::Unfit("not enough free GPUs");
+      scratch.gpus = g;
+      scratch.placed = true;
+    }
+    return Status::Fits();
+  }
+  const double before = NodeFragmentation(node, args_.tasks);
+  int best = -1;
+  double best_score = 0;
+  for (std::size_t i = 0; i < node.gpus.size(); ++i) {
+    if (node.gpus[i].milli_free < pod.gpu_milli) continue;
+    const double s = ScoreFor(pod, node, GpuSet(std::uint64_t{1} << i), before);
+    if (best < 0 || s > best_score) {
+      best = static_cast<int>(i);
+      best_score = s;
+    }
+  }
+  if (best < 0)
+    return Status::Unfit("no GPU with " + std::to_string(pod.gpu_milli) + " milli-GPU free");
+  scratch.gpus = GpuSet(std::uint64_t{1} << best);
+  scratch.placed = true;
+  return Status::Fits();
+}
+
+double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
+                     const NodeScratch& scratch) const {
+  const PodDemand& pod = *cycle.pod;
+  GpuSet gpus = scratch.placed ? scratch.gpus : PickGpus(node, pod, GpuPick::kBestFit);
+  return ScoreFor(pod, node, gpus, NodeFragmentation(node, args_.tasks));
+}
+
+std::unique_ptr<Plugin> NewFgd(const YAML::Node& args, const std::string& path,
+                               ConfigErrors& errors) {
+  return yamlutil::BuildFromArgs<Fgd, FgdArgs>(args, path, errors);
+}
+
+}  // namespace tidal

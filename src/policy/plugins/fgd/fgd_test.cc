@@ -1,0 +1,156 @@
+#include "policy/plugins/fgd/fgd.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/builders.h"
+
+namespace tidal {
+namespace {
+
+using namespace tidal::testing;
+
+// Task types used by the hand-computed cases below.
+std::vector<FgdTask> Tasks(std::vector<std::string> share_models = {}) {
+  return {
+      {4000, 1, 500, std::move(share_models), 0.5},  // A: half a GPU
+      {4000, 1, 1000, {}, 0.25},                     // B: one whole GPU
+      {1000, 0, 0, {}, 0.25},                        // C: CPU only
+  };
+}
+
+TEST(Fgd, NodeFragmentationByHand) {
+  // Free {1000, 500, 0, 300}: 1800 idle.
+  struct Case {
+    const char* name;
+    std::int64_t cpu_left;
+    std::vector<std::string> a_models;
+    double want;
+  };
+  const Case cases[] = {
+      // A: 2 GPUs fit, 0+300 too small: 150. B: 1 fits, 500+0+300: 200. C: all 1800: 450.
+      {"all fit", 8000, {}, 800},
+      // A and B lack CPU: all idle counts for them.
+      {"CPU short", 3000, {}, 1800},
+      // A may not use V100M16: 900 + 200 + 450.
+      {"model refused", 8000, {"T4"}, 1550},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const std::vector<int> free = {1000, 500, 0, 300};
+    EXPECT_DOUBLE_EQ(NodeFragmentation(tc.cpu_left, "V100M16", free, Tasks(tc.a_models)), tc.want);
+  }
+  const std::vector<int> none = {0, 0};
+  EXPECT_DOUBLE_EQ(NodeFragmentation(8000, "V100M16", none, Tasks()), 0);
+}
+
+TEST(Fgd, ChoosesTheGpuThatGrowsFragmentationLeast) {
+  struct Case {
+    const char* name;
+    int gpus, milli;
+    int want_gpu;
+    double want_score;
+  };
+  // F before = 800 (see above); pod CPU 1000.
+  const Case cases[] = {
+      // GPU1 500→0 leaves {1000,0,0,300}: 150 + 75 + 325 = 550, Δ 250: trunc(100·σ(0.25)) = 56.
+      {"half GPU", 1, 500, 1, 56},
+      // GPU3 300→0 leaves {1000,500,0,0}: 0 + 125 + 375 = 500, Δ 300: 57 (GPU1 gives 51, GPU0 47).
+      {"small share", 1, 300, 3, 57},
+      // GPU0 1000→0: {0,500,0,300}: 150 + 800·0.25 + 200 = 550, Δ 250: 56.
+      {"whole GPU", 1, 1000, 0, 56},
+  };
+  FgdArgs args;
+  args.tasks = Tasks();
+  const Fgd plugin(args);
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const NodeState node =
+        NodeBuilder("n").MilliFree({1000, 500, 0, 300}).Resources(8000, 64 * kGi).Build();
+    const PodDemand pod = PodBuilder().Milli(tc.gpus, tc.milli).Requests(1000, kGi).Build();
+    const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+    NodeScratch scratch;
+    ASSERT_TRUE(plugin.FilterOne(cycle, node, scratch).ok());
+    EXPECT_EQ(scratch.gpus.Indices(), std::vector<int>{tc.want_gpu});
+    EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, scratch), tc.want_score);
+  }
+}
+
+TEST(Fgd, RejectsWhenNoGpuFits) {
+  FgdArgs args;
+  args.tasks = Tasks();
+  const Fgd plugin(args);
+  const NodeState node = NodeBuilder("n").MilliFree({200, 1000}).Resources(8000, 64 * kGi).Build();
+  NodeScratch s1, s2, s3;
+  EXPECT_TRUE(
+      plugin.FilterOne(Cycle(DefaultPolicyConfig(), PodBuilder().Milli(1, 300).Build()), node, s1)
+          .ok());
+  EXPECT_EQ(s1.gpus.Indices(), std::vector<int>{1});  // the only GPU with room
+  const NodeState full = NodeBuilder("n").MilliFree({200, 100}).Resources(8000, 64 * kGi).Build();
+  EXPECT_EQ(
+      plugin.FilterOne(Cycle(DefaultPolicyConfig(), PodBuilder().Milli(1, 300).Build()), full, s2)
+          .reason(),
+      "no GPU with 300 milli-GPU free");
+  EXPECT_EQ(
+      plugin.FilterOne(Cycle(DefaultPolicyConfig(), PodBuilder().Milli(2, 1000).Build()), node, s3)
+          .reason(),
+      "not enough free GPUs");
+}
+
+TEST(Fgd, TypicalTasksByPopularity) {
+  std::vector<PodDemand> pods;
+  for (int i = 0; i < 3; ++i) pods.push_back(PodBuilder().Milli(1, 500).Requests(1000, 0).Build());
+  pods.push_back(PodBuilder().Milli(0, 0).Requests(2000, 0).Build());
+  pods.push_back(PodBuilder().Milli(1, 1000).Requests(4000, 0).Build());
+  struct Case {
+    const char* name;
+    double pct;
+    std::vector<double> weights;
+  };
+  const Case cases[] = {
+      {"60% is covered by the top type", 60, {1.0}},
+      // Ties: the larger type first (4000 CPU before 2000 CPU).
+      {"95% needs all three", 95, {0.6, 0.2, 0.2}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const auto t = TypicalTasks(pods, tc.pct);
+    ASSERT_EQ(t.size(), tc.weights.size());
+    for (std::size_t i = 0; i < t.size(); ++i) EXPECT_DOUBLE_EQ(t[i].weight, tc.weights[i]);
+    EXPECT_EQ(t[0].gpu_milli, 500);
+    if (t.size() == 3) {
+      EXPECT_EQ(t[1].cpu_milli, 4000);
+      EXPECT_EQ(t[2].gpus, 0);
+    }
+  }
+}
+
+TEST(Fgd, Args) {
+  struct Case {
+    const char* name;
+    const char* yaml;
+    std::vector<std::string> want;
+  };
+  const Case cases[] = {
+      {"good", "{tasks: [{cpuMilli: 1000, gpus: 1, gpuMilli: 500, models: [T4], weight: 1}]}", {}},
+      {"default: whole GPUs", "{}", {}},
+      {"empty list", "{tasks: []}", {"a.tasks: empty (expected the target workload's task types)"}},
+      {"not a list",
+       "{tasks: 3}",
+       {"a.tasks: expected a list of {cpuMilli, gpus, gpuMilli, models, weight}",
+        "a.tasks: empty (expected the target workload's task types)"}},
+      {"bad task",
+       "{tasks: [{cpuMilli: 1, gpus: 2, gpuMilli: 500, weight: 0.5}]}",
+       {"a.tasks[0].gpuMilli: must be 1000 for more than one GPU",
+        "a.tasks: weights sum to 0.5 (expected 1)"}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ConfigErrors errors;
+    const auto p = NewFgd(YAML::Load(tc.yaml), "a", errors);
+    EXPECT_EQ(p != nullptr, tc.want.empty());
+    EXPECT_EQ(errors.items(), tc.want);
+  }
+}
+
+}  // namespace
+}  // namespace tidal

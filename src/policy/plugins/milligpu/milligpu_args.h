@@ -1,0 +1,18 @@
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "tidal/policy/config.h"
+#include "tidal/policy/milli_gpu.h"
+
+namespace tidal {
+
+struct MilliGpuArgs {
+  GpuPick pick = GpuPick::kBestFit;  // which GPU a sharing pod gets
+
+  static MilliGpuArgs Parse(const YAML::Node& node, const std::string& path, ConfigErrors& errors);
+  void Validate(const std::string& path, ConfigErrors& errors) const;
+};
+
+}  // namespace tidal

@@ -1,0 +1,441 @@
+#include "tidal/sim/fgd_experiment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <tuple>
+
+#include "policy/plugins/balance/balance.h"
+#include "policy/plugins/bestfitmilli/bestfitmilli.h"
+#include "policy/plugins/dotprod/dotprod.h"
+#include "policy/plugins/fgd/fgd.h"
+#include "policy/plugins/gpuclustering/gpuclustering.h"
+#include "policy/plugins/gpupacking/gpupacking.h"
+#include "policy/plugins/loadaware/loadaware.h"
+#include "policy/plugins/milligpu/milligpu.h"
+#include "policy/plugins/random/random.h"
+#include "tidal/core/status.h"
+#include "tidal/policy/milli_gpu.h"
+#include "tidal/policy/registry.h"
+#include "tidal/policy/runner.h"
+#include "tidal/sim/engine.h"
+
+namespace tidal::sim {
+
+const std::vector<std::string>& FgdPolicyNames() {
+  static const std::vector<std::string> names = {
+      "random",   "dot-prod", "gpu-clustering",    "gpu-packing",
+      "best-fit", "fgd",      "load-aware-spread", "load-aware-pack"};
+  return names;
+}
+
+std::string FgdPaperName(const std::string& policy) {
+  static const std::map<std::string, std::string> names = {{"random", "01-Random"},
+                                                           {"dot-prod", "02-DotProd"},
+                                                           {"gpu-clustering", "03-GpuClustering"},
+                                                           {"gpu-packing", "04-GpuPacking"},
+                                                           {"best-fit", "05-BestFit"},
+                                                           {"fgd", "06-FGD"}};
+  const auto it = names.find(policy);
+  return it == names.end() ? "" : it->second;
+}
+
+namespace {
+
+// In this experiment the GPU "memory" Tidal's load-aware plugins see is the
+// requested share: openb has no usage, so 1 milli-GPU is shown as 1 MiB of a
+// 1000 MiB GPU, and a pod declares its share as its memory need.
+constexpr Bytes kMiB = Bytes{1} << 20;
+
+std::unique_ptr<Plugin> FromRegistry(PluginFactory make, const char* yaml,
+                                     const std::string& path) {
+  ConfigErrors errors;
+  auto p = make(YAML::Load(yaml), path, errors);
+  if (!p) throw InputError{errors.Joined()};
+  return p;
+}
+
+std::unique_ptr<Runner> MakeRunner(const std::string& policy, const std::vector<FgdTask>& tasks,
+                                   std::uint64_t seed) {
+  std::vector<Runner::WeightedPlugin> plugins;
+  plugins.push_back({std::make_unique<MilliGpu>(MilliGpuArgs{}), 1});
+  if (policy == "random")
+    plugins.push_back({std::make_unique<RandomScore>(RandomArgs{seed}), 1});
+  else if (policy == "dot-prod")
+    plugins.push_back({std::make_unique<DotProd>(), 1});
+  else if (policy == "gpu-clustering")
+    plugins.push_back({std::make_unique<GpuClustering>(), 1});
+  else if (policy == "gpu-packing")
+    plugins.push_back({std::make_unique<GpuPacking>(), 1});
+  else if (policy == "best-fit")
+    plugins.push_back({std::make_unique<BestFitMilli>(), 1});
+  else if (policy == "fgd")
+    plugins.push_back({std::make_unique<Fgd>(FgdArgs{tasks}), 1});
+  else if (policy == "load-aware-spread" || policy == "load-aware-pack") {
+    plugins.push_back({FromRegistry(NewLoadAware, "{}", "loadaware"), 1});
+    plugins.push_back(
+        {FromRegistry(NewBalance, policy == "load-aware-pack" ? "{mode: pack}" : "{mode: spread}",
+                      "balance"),
+         1});
+  } else {
+    std::string list;
+    for (const auto& n : FgdPolicyNames()) list += (list.empty() ? "" : ", ") + n;
+    throw InputError{"policy \"" + policy + "\": unknown for fgd-inflation (expected one of " +
+                     list + ")"};
+  }
+  return std::make_unique<Runner>(DefaultPolicyConfig(), std::move(plugins));
+}
+
+PodDemand ToDemand(const traces::OpenbPod& p, const std::string& name, int uid) {
+  PodDemand d;
+  d.name = name;
+  d.uid = std::to_string(uid);
+  d.cpu_milli = p.cpu_milli;
+  d.memory_request = Bytes{p.memory_mib} * kMiB;
+  d.gpu_count = p.gpus;
+  d.gpu_milli = p.gpus > 0 ? p.gpu_milli : 0;
+  d.gpu_models = p.gpu_models;
+  if (p.gpus > 0) {
+    d.gpu_memory_per_gpu = Bytes{p.gpu_milli} * kMiB;
+    d.gpu_memory_declared = true;
+  }
+  return d;
+}
+
+NodeState ToView(const traces::OpenbNode& n) {
+  NodeState v;
+  v.name = n.name;
+  v.cpu_milli_allocatable = n.cpu_milli;
+  v.memory_allocatable = Bytes{n.memory_mib} * kMiB;
+  v.allocatable_gpus = n.gpus;
+  for (int g = 0; g < n.gpus; ++g) {
+    Gpu gpu;
+    gpu.index = g;
+    gpu.model = n.model;
+    gpu.memory_total = kMilliPerGpu * kMiB;
+    v.gpus.push_back(gpu);
+  }
+  v.Finalize();
+  return v;
+}
+
+struct Record {
+  std::int64_t arrived = 0, allocated = 0;
+  double frag = 0;
+};
+
+// The paper's discretisation: per integer arrived %, the mean of the records that
+// round to it, or of those within ±1 when none do.
+void Discretise(const std::vector<Record>& records, std::int64_t capacity, FgdSeedRun* run) {
+  const int cols = kFgdMaxArrivedPct + 1;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  run->alloc_pct.assign(cols, nan);
+  run->frag_pct.assign(cols, nan);
+  run->frag_ratio_pct.assign(cols, nan);
+  const double cap = static_cast<double>(capacity);
+  std::vector<double> sa(cols), sf(cols), sr(cols);
+  std::vector<int> n(cols);
+  auto add = [&](std::vector<double>* a, std::vector<double>* f, std::vector<double>* r,
+                 std::vector<int>* k, int col, const Record& rec) {
+    const double idle = cap - static_cast<double>(rec.allocated);
+    (*a)[col] += 100.0 * static_cast<double>(rec.allocated) / cap;
+    (*f)[col] += 100.0 * rec.frag / cap;
+    (*r)[col] += idle > 0 ? 100.0 * rec.frag / idle : 0;
+    ++(*k)[col];
+  };
+  for (const Record& rec : records) {
+    const long col = std::lround(100.0 * static_cast<double>(rec.arrived) / cap);
+    if (col >= 0 && col < cols) add(&sa, &sf, &sr, &n, static_cast<int>(col), rec);
+  }
+  for (int c = 0; c < cols; ++c) {
+    if (n[c] == 0) {
+      std::vector<double> a(cols), f(cols), r(cols);
+      std::vector<int> k(cols);
+      for (const Record& rec : records) {
+        const double pct = 100.0 * static_cast<double>(rec.arrived) / cap;
+        if (std::fabs(pct - c) <= 1.0) add(&a, &f, &r, &k, c, rec);
+      }
+      if (k[c] == 0) continue;
+      run->alloc_pct[c] = a[c] / k[c];
+      run->frag_pct[c] = f[c] / k[c];
+      run->frag_ratio_pct[c] = r[c] / k[c];
+      continue;
+    }
+    run->alloc_pct[c] = sa[c] / n[c];
+    run->frag_pct[c] = sf[c] / n[c];
+    run->frag_ratio_pct[c] = sr[c] / n[c];
+  }
+}
+
+}  // namespace
+
+FgdExperiment::FgdExperiment(std::vector<traces::OpenbNode> nodes,
+                             std::vector<traces::OpenbPod> pods, FgdOptions options)
+    : nodes_(std::move(nodes)), pods_(std::move(pods)), options_(options) {
+  for (const auto& n : nodes_) capacity_milli_ += std::int64_t{n.gpus} * kMilliPerGpu;
+  if (capacity_milli_ == 0) throw InputError{"fgd-inflation: the node list has no GPUs"};
+  if (pods_.empty()) throw InputError{"fgd-inflation: the pod list is empty"};
+}
+
+FgdExperiment::~FgdExperiment() = default;
+
+FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) const {
+  // ---- the workload: shuffled, then inflated (or trimmed) to tune_ratio × capacity ----
+  Random rng(seed);
+  std::vector<int> order(pods_.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (options_.shuffle)
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
+  const auto target =
+      static_cast<std::int64_t>(options_.tune_ratio * static_cast<double>(capacity_milli_));
+  std::int64_t total = 0;
+  for (int i : order) total += pods_[i].TotalMilli();
+  std::vector<int> clone_of;  // per inflated pod: index into pods_
+  clone_of = order;
+  if (!options_.inflate) {
+    // The list as given.
+  } else if (total <= target) {
+    for (;;) {
+      const int pick = order[rng.Below(order.size())];
+      if (total + pods_[pick].TotalMilli() > target) break;
+      total += pods_[pick].TotalMilli();
+      clone_of.push_back(pick);
+    }
+  } else {
+    while (total > target && !clone_of.empty()) {
+      const std::size_t at = rng.Below(clone_of.size());
+      total -= pods_[clone_of[at]].TotalMilli();
+      clone_of.erase(clone_of.begin() + static_cast<std::ptrdiff_t>(at));
+    }
+  }
+  std::vector<PodDemand> demands;
+  demands.reserve(clone_of.size());
+  std::vector<int> copies(pods_.size(), 0);
+  for (std::size_t k = 0; k < clone_of.size(); ++k) {
+    const traces::OpenbPod& p = pods_[clone_of[k]];
+    const int c = copies[clone_of[k]]++;
+    demands.push_back(
+        ToDemand(p, c == 0 ? p.name : p.name + "-clone" + std::to_string(c), static_cast<int>(k)));
+  }
+  const std::vector<FgdTask> tasks = TypicalTasks(demands, options_.popularity_pct);
+  const std::unique_ptr<Runner> runner = MakeRunner(policy, tasks, seed);
+
+  // ---- the cluster ----
+  std::vector<NodeState> views;
+  views.reserve(nodes_.size());
+  for (const auto& n : nodes_) views.push_back(ToView(n));
+  std::vector<const NodeState*> all;
+  for (const auto& v : views) all.push_back(&v);
+  std::vector<double> node_frag(views.size());
+  double frag_total = 0;
+  for (std::size_t n = 0; n < views.size(); ++n)
+    frag_total += node_frag[n] = NodeFragmentation(views[n], tasks);
+
+  // Pods of one shape score the same on an unchanged node (the plugins are pure
+  // functions of pod and node), so each shape keeps its last verdicts per node
+  // and only nodes changed since are re-scored. The random policy hashes the pod's
+  // identity, so it is scored afresh for every pod.
+  const bool cache = options_.cache_by_shape && policy != "random";
+  using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
+  std::map<Shape, int> shape_ids;
+  struct Verdicts {
+    std::vector<std::uint32_t> version;  // node version scored at; 0: never
+    std::vector<char> ok;
+    std::vector<double> score;
+    std::vector<GpuSet> gpus;
+  };
+  std::vector<Verdicts> verdicts;
+  std::vector<std::uint32_t> node_version(views.size(), 1);
+
+  FgdSeedRun run;
+  run.seed = seed;
+  run.pods = static_cast<int>(demands.size());
+  run.placement.reserve(demands.size());
+  Random tie_rng(seed ^ 0x66676469ULL);
+  Evaluation eval;
+  std::vector<const NodeState*> dirty;
+  std::vector<std::size_t> dirty_index;
+  std::vector<Record> records;
+  records.reserve(demands.size());
+  Record rec;
+  Verdicts scratch_verdicts;
+  for (const PodDemand& pod : demands) {
+    Verdicts* v = &scratch_verdicts;
+    if (cache) {
+      const Shape key{pod.cpu_milli, pod.memory_request, pod.gpu_count, pod.gpu_milli,
+                      pod.gpu_models};
+      auto [it, fresh] = shape_ids.try_emplace(key, static_cast<int>(verdicts.size()));
+      if (fresh) verdicts.push_back({});
+      v = &verdicts[it->second];
+    } else {
+      v->version.clear();
+    }
+    if (v->version.empty()) {
+      v->version.assign(views.size(), 0);
+      v->ok.assign(views.size(), 0);
+      v->score.assign(views.size(), 0);
+      v->gpus.assign(views.size(), GpuSet());
+    }
+    dirty.clear();
+    dirty_index.clear();
+    for (std::size_t n = 0; n < views.size(); ++n)
+      if (v->version[n] != node_version[n]) {
+        dirty.push_back(&views[n]);
+        dirty_index.push_back(n);
+      }
+    if (!dirty.empty()) {
+      runner->Evaluate(pod, dirty, RunOptions{false, false}, &eval);
+      run.node_evaluations += dirty.size();
+      for (std::size_t k = 0; k < dirty.size(); ++k) {
+        const std::size_t n = dirty_index[k];
+        const NodeResult& r = eval.nodes[k];
+        v->version[n] = node_version[n];
+        v->ok[n] = r.feasible() ? 1 : 0;
+        v->score[n] = r.score;
+        v->gpus[n] = r.gpus;
+      }
+    }
+    // kube-scheduler's selectHost: the highest score, ties uniformly at random.
+    int chosen = -1, ties = 0;
+    double best = -std::numeric_limits<double>::infinity();
+    for (std::size_t n = 0; n < views.size(); ++n) {
+      if (!v->ok[n]) continue;
+      if (v->score[n] > best) {
+        best = v->score[n];
+        chosen = static_cast<int>(n);
+        ties = 1;
+      } else if (v->score[n] == best && tie_rng.Below(static_cast<std::uint64_t>(++ties)) == 0) {
+        chosen = static_cast<int>(n);
+      }
+    }
+    rec.arrived += PodMilliTotal(pod);
+    if (chosen < 0) {
+      ++run.failed;
+      run.placement.emplace_back();
+    } else {
+      NodeState& node = views[chosen];
+      const GpuSet gpus = v->gpus[chosen];
+      if (gpus.Count() != pod.gpu_count)
+        throw InputError{"fgd-inflation: a policy placed no GPUs for " + pod.name};
+      node.cpu_milli_requested += pod.cpu_milli;
+      node.memory_requested += pod.memory_request;
+      for (int g : gpus.Indices()) {
+        node.gpus[g].milli_free -= pod.gpu_milli;
+        node.gpus[g].memory_used += Bytes{pod.gpu_milli} * kMiB;
+      }
+      node.gpus_requested += pod.gpu_count;
+      node.gpu_pod_kinds |= GpuPodKind(pod);
+      node.Finalize();
+      ++node_version[chosen];
+      frag_total -= node_frag[chosen];
+      frag_total += node_frag[chosen] = NodeFragmentation(node, tasks);
+      rec.allocated += PodMilliTotal(pod);
+      ++run.placed;
+      run.placement.push_back(node.name);
+    }
+    rec.frag = frag_total;
+    records.push_back(rec);
+  }
+  Discretise(records, capacity_milli_, &run);
+  return run;
+}
+
+double FgdPolicyResult::UnallocMean(int pct) const {
+  double s = 0;
+  for (const auto& r : runs) s += 100.0 - r.alloc_pct.at(pct);
+  return runs.empty() ? 0 : s / static_cast<double>(runs.size());
+}
+
+double FgdPolicyResult::FragRatioMean(int pct) const {
+  double s = 0;
+  for (const auto& r : runs) s += r.frag_ratio_pct.at(pct);
+  return runs.empty() ? 0 : s / static_cast<double>(runs.size());
+}
+
+double FgdPolicyResult::AllocSd(int pct) const {
+  if (runs.size() < 2) return 0;
+  double mean = 0;
+  for (const auto& r : runs) mean += r.alloc_pct.at(pct);
+  mean /= static_cast<double>(runs.size());
+  double ss = 0;
+  for (const auto& r : runs) ss += (r.alloc_pct.at(pct) - mean) * (r.alloc_pct.at(pct) - mean);
+  return std::sqrt(ss / static_cast<double>(runs.size() - 1));
+}
+
+namespace {
+constexpr int kReportPcts[] = {90, 95, 100, 130};
+
+std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : "null"; }
+}  // namespace
+
+std::string RenderFgdJson(const FgdReport& report) {
+  std::string out = "{\n  \"experiment\": \"fgd-inflation\",\n";
+  out += fmt::format("  \"workload\": \"{}\",\n", report.workload);
+  out += "  \"seeds\": [";
+  for (std::size_t i = 0; i < report.seeds.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(report.seeds[i]);
+  out += "],\n  \"policies\": [";
+  for (std::size_t i = 0; i < report.policies.size(); ++i) {
+    const FgdPolicyResult& p = report.policies[i];
+    out += i ? ",\n    {" : "\n    {";
+    out += fmt::format("\"name\": \"{}\", \"unalloc_pct\": {{", p.name);
+    for (std::size_t k = 0; k < std::size(kReportPcts); ++k)
+      out += fmt::format("{}\"{}\": {}", k ? ", " : "", kReportPcts[k],
+                         Num(p.UnallocMean(kReportPcts[k])));
+    out += fmt::format("}}, \"frag_ratio_pct\": {{\"100\": {}}}, \"alloc_pct_sd_100\": {}",
+                       Num(p.FragRatioMean(100)), Num(p.AllocSd(100)));
+    int placed = 0, failed = 0, pods = 0;
+    for (const auto& r : p.runs) {
+      placed += r.placed;
+      failed += r.failed;
+      pods += r.pods;
+    }
+    out += fmt::format(", \"pods\": {}, \"placed\": {}, \"failed\": {}}}", pods, placed, failed);
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+std::string RenderFgdTable(const FgdReport& report, const std::vector<traces::FgdExpected>& paper) {
+  auto find = [&](const std::string& policy, int pct) -> const traces::FgdExpected* {
+    const std::string name = FgdPaperName(policy);
+    for (const auto& e : paper)
+      if (e.workload == report.workload && e.policy == name && e.arrived_pct == pct) return &e;
+    return nullptr;
+  };
+  std::string seeds;
+  for (auto s : report.seeds) seeds += (seeds.empty() ? "" : ",") + std::to_string(s);
+  std::string out =
+      fmt::format("fgd-inflation on {} ({} GPUs), seeds {}: unallocated GPU % at arrived %\n\n",
+                  report.workload, report.capacity_milli / kMilliPerGpu, seeds);
+  out += fmt::format("{:<18} {:>7} {:>7} {:>7} {:>7} {:>9} {:>7} | {:>7} {:>7} {:>7} {:>7} {:>8}\n",
+                     "policy", "90", "95", "100", "130", "frag%idle", "sd100", "paper90", "paper95",
+                     "paper100", "paper130", "vs paper");
+  for (const auto& p : report.policies) {
+    out += fmt::format("{:<18} {:>7} {:>7} {:>7} {:>7} {:>9} {:>7} |", p.name,
+                       Num(p.UnallocMean(90)), Num(p.UnallocMean(95)), Num(p.UnallocMean(100)),
+                       Num(p.UnallocMean(130)), Num(p.FragRatioMean(100)), Num(p.AllocSd(100)));
+    for (int pct : kReportPcts) {
+      const auto* e = find(p.name, pct);
+      out += fmt::format(" {:>7}", e ? Num(e->unalloc_pct_mean) : "-");
+    }
+    const auto* e100 = find(p.name, 100);
+    if (e100 && e100->unalloc_pct_mean > 0)
+      out += fmt::format(" {:>+7.1f}%", 100.0 * (p.UnallocMean(100) - e100->unalloc_pct_mean) /
+                                            e100->unalloc_pct_mean);
+    out += "\n";
+  }
+  out +=
+      "\nunallocated = 100 − allocated GPU share; frag%idle: FGD's fragmented share of the idle "
+      "GPUs at 100 %;\n"
+      "sd100: sd of allocated % over seeds at 100 %; paper: the FGD authors' published means over "
+      "seeds 42–51.\n";
+  return out;
+}
+
+}  // namespace tidal::sim

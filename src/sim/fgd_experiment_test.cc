@@ -1,0 +1,177 @@
+#include "tidal/sim/fgd_experiment.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "tidal/core/status.h"
+
+namespace tidal::sim {
+namespace {
+
+using traces::Csv;
+
+std::vector<traces::OpenbNode> Nodes(const std::string& text) {
+  return traces::LoadOpenbNodes(Csv::FromText("nodes.csv", text));
+}
+std::vector<traces::OpenbPod> Pods(const std::string& text) {
+  return traces::LoadOpenbPods(
+      Csv::FromText("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n" + text));
+}
+
+const char* kTwoNodes =
+    "sn,cpu_milli,memory_mib,gpu,model\n"
+    "A,8000,65536,2,V100M16\n"
+    "B,8000,65536,1,T4\n";
+
+TEST(FgdExperiment, BestFitByHandInFileOrder) {
+  // Capacity 3000 milli-GPU. best-fit: p1 (500) scores 87 on A, 94 on B: B.
+  // p2 wants a whole T4: only B has T4 and it is half used: fails. p3 (2 GPUs)
+  // only fits A. p4 (600) fits nowhere.
+  FgdOptions o;
+  o.shuffle = false;
+  o.inflate = false;
+  const FgdExperiment e(Nodes(kTwoNodes),
+                        Pods("p1,1000,1024,1,500,\n"
+                             "p2,1000,1024,1,1000,T4\n"
+                             "p3,1000,1024,2,1000,\n"
+                             "p4,1000,1024,1,600,\n"),
+                        o);
+  const FgdSeedRun r = e.Run("best-fit", 42);
+  EXPECT_EQ(r.placement, (std::vector<std::string>{"B", "", "A", ""}));
+  EXPECT_EQ(r.placed, 2);
+  EXPECT_EQ(r.failed, 2);
+  // Arrived 500, 1500, 3500, 4100 of 3000; allocated 500, 500, 2500, 2500.
+  EXPECT_NEAR(r.alloc_pct[17], 100.0 * 500 / 3000, 1e-9);
+  EXPECT_NEAR(r.alloc_pct[50], 100.0 * 500 / 3000, 1e-9);
+  EXPECT_NEAR(r.alloc_pct[117], 100.0 * 2500 / 3000, 1e-9);
+  EXPECT_TRUE(std::isnan(r.alloc_pct[100]));  // no record within ±1 of 100 %
+  // After p3: A has nothing free; B's 500 free is a fragment for the three task
+  // types of the four (weight ¼ each) that cannot use it: 375 milli-GPU.
+  EXPECT_NEAR(r.frag_pct[117], 100.0 * 375 / 3000, 1e-9);
+  EXPECT_NEAR(r.frag_ratio_pct[117], 100.0 * 375 / 500, 1e-9);
+}
+
+TEST(FgdExperiment, EveryPolicyHonoursGpuModelsAndShares) {
+  FgdOptions o;
+  o.shuffle = false;
+  o.inflate = false;
+  const FgdExperiment e(Nodes(kTwoNodes),
+                        Pods("t,1000,1024,1,1000,T4\n"
+                             "v,1000,1024,1,300,V100M16\n"
+                             "w,1000,1024,1,300,V100M16\n"
+                             "x,1000,1024,1,800,V100M16\n"),
+                        o);
+  for (const auto& policy : FgdPolicyNames()) {
+    SCOPED_TRACE(policy);
+    const FgdSeedRun r = e.Run(policy, 7);
+    ASSERT_EQ(r.placement.size(), 4u);
+    EXPECT_EQ(r.placement[0], "B");
+    EXPECT_EQ(r.placement[1], "A");
+    EXPECT_EQ(r.placement[2], "A");
+    EXPECT_EQ(r.placement[3], "A");  // 300 + 300 share one GPU or not: 800 still fits
+  }
+}
+
+TEST(FgdExperiment, InflatesToTheTuneRatio) {
+  std::string pods;
+  for (int i = 0; i < 10; ++i)
+    pods += "p" + std::to_string(i) + ",1000,1024,1," + (i % 2 ? "500" : "1000") + ",\n";
+  const FgdExperiment e(Nodes("sn,cpu_milli,memory_mib,gpu,model\nA,64000,65536,8,V100M16\n"),
+                        Pods(pods));
+  for (std::uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE(seed);
+    const FgdSeedRun r = e.Run("fgd", seed);
+    // 7500 requested of 8000; clones (500 or 1000 each) are added until the next
+    // would pass 10400: at least 2 (1000 + 1000, then 1000 would pass), at most 5
+    // (five of 500, then any would pass).
+    EXPECT_GE(r.pods, 10 + 2);
+    EXPECT_LE(r.pods, 10 + 5);
+    EXPECT_EQ(r.placed + r.failed, r.pods);
+  }
+}
+
+TEST(FgdExperiment, UnknownPolicyAndEmptyInputsAreErrors) {
+  const FgdExperiment e(Nodes(kTwoNodes), Pods("p,1,1,1,500,\n"));
+  try {
+    e.Run("tetris", 1);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& err) {
+    EXPECT_NE(err.message.find("policy \"tetris\": unknown for fgd-inflation"), std::string::npos);
+  }
+  EXPECT_THROW(
+      FgdExperiment(Nodes("sn,cpu_milli,memory_mib,gpu,model\nC,1,1,0,\n"), Pods("p,1,1,0,0,\n")),
+      InputError);
+}
+
+std::vector<traces::OpenbNode> FixtureNodes() {
+  return traces::LoadOpenbNodes(Csv::ReadFile(std::string(TIDAL_TESTDATA_DIR) +
+                                              "/traces/openb/openb_node_list_gpu_node.csv"));
+}
+std::vector<traces::OpenbPod> FixturePods() {
+  return traces::LoadOpenbPods(
+      Csv::ReadFile(std::string(TIDAL_TESTDATA_DIR) + "/traces/openb/openb_pod_list_default.csv"));
+}
+
+// Re-scoring only changed nodes per pod shape must not change a single decision.
+TEST(FgdExperiment, ShapeCacheChangesNothing) {
+  auto nodes = FixtureNodes();
+  nodes.resize(60);
+  auto pods = FixturePods();
+  pods.resize(400);
+  FgdOptions cached, fresh;
+  fresh.cache_by_shape = false;
+  const FgdExperiment a(nodes, pods, cached), b(nodes, pods, fresh);
+  for (const auto& policy : FgdPolicyNames()) {
+    SCOPED_TRACE(policy);
+    const FgdSeedRun x = a.Run(policy, 42), y = b.Run(policy, 42);
+    EXPECT_EQ(x.placement, y.placement);
+    EXPECT_GT(x.failed,
+              0);  // the 60 nodes are oversubscribed: the policies differ where it matters
+    if (policy != "random") {
+      EXPECT_LT(x.node_evaluations, y.node_evaluations);
+    }
+  }
+}
+
+// The openb default list, seed 42, every policy (docs/traces.md has the figures).
+TEST(FgdExperiment, GoldenOpenbDefaultSeed42) {
+  const FgdExperiment e(FixtureNodes(), FixturePods());
+  FgdReport report;
+  report.workload = "openb_pod_list_default";
+  report.capacity_milli = e.capacity_milli();
+  report.seeds = {42};
+  for (const auto& policy : FgdPolicyNames()) {
+    FgdPolicyResult p;
+    p.name = policy;
+    p.runs.push_back(e.Run(policy, 42));
+    report.policies.push_back(std::move(p));
+  }
+  const std::string got = RenderFgdJson(report);
+  const std::string path =
+      std::string(TIDAL_SOURCE_DIR) + "/tests/golden/fgd-openb-default-seed-42.json";
+  if (std::getenv("TIDAL_UPDATE_GOLDEN")) std::ofstream(path) << got;
+  std::ifstream in(path);
+  std::stringstream want;
+  want << in.rdbuf();
+  ASSERT_FALSE(want.str().empty())
+      << "missing golden file " << path << " (run with TIDAL_UPDATE_GOLDEN=1)";
+  EXPECT_EQ(got, want.str())
+      << "the fgd-inflation result changed; if intended, rerun with TIDAL_UPDATE_GOLDEN=1";
+  // Sanity beside the golden: FGD leaves fewer GPUs unallocated than best-fit,
+  // which leaves fewer than random, as in the paper.
+  const auto& ps = report.policies;
+  auto unalloc = [&](const std::string& n) {
+    for (const auto& p : ps)
+      if (p.name == n) return p.UnallocMean(100);
+    return -1.0;
+  };
+  EXPECT_LT(unalloc("fgd"), unalloc("best-fit"));
+  EXPECT_LT(unalloc("best-fit"), unalloc("random"));
+}
+
+}  // namespace
+}  // namespace tidal::sim
