@@ -18,6 +18,7 @@ std::vector<double> LatencyBuckets() {
 
 struct Extender::Context {
   ExtenderArgs args;
+  ArgsDecoder decoder;
   std::vector<NodeState> owned;  // overlays (Nodes mode) and unknown nodes
   std::vector<const NodeState*> nodes;
   Evaluation eval;
@@ -129,7 +130,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   };
   auto ctx = Acquire();
   Reply reply;
-  Status s = DecodeExtenderArgs(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);
+  Status s = ctx->decoder.Decode(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);
   if (!s.ok()) {
     log_->warn("{}: bad request: {}", verb, s.reason());
     Release(std::move(ctx));

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstring>
 
 #include "tidal/core/quantity.h"
 #include "tidal/core/text.h"
@@ -118,12 +119,36 @@ void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
 }
 
-Status DecodeExtenderArgs(std::string_view body, const DecodeOptions& options, ExtenderArgs* out) {
-  *out = ExtenderArgs{};
+struct ArgsDecoder::Impl {
   simdjson::dom::parser parser;
+  std::unique_ptr<char[]> buffer;
+  std::size_t capacity = 0;
+};
+
+ArgsDecoder::ArgsDecoder() : impl_(std::make_unique<Impl>()) {}
+ArgsDecoder::~ArgsDecoder() = default;
+
+Status DecodeExtenderArgs(std::string_view body, const DecodeOptions& options, ExtenderArgs* out) {
+  ArgsDecoder decoder;
+  return decoder.Decode(body, options, out);
+}
+
+Status ArgsDecoder::Decode(std::string_view body, const DecodeOptions& options, ExtenderArgs* out) {
+  out->pod = RawPod{};
+  out->has_nodes = out->has_node_names = false;
+  out->nodes.clear();
+  out->node_names.clear();
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end: parse a padded copy.
+  if (impl_->capacity < body.size() + simdjson::SIMDJSON_PADDING) {
+    impl_->capacity = body.size() + simdjson::SIMDJSON_PADDING;
+    impl_->buffer = std::make_unique<char[]>(impl_->capacity);
+  }
+  std::memcpy(impl_->buffer.get(), body.data(), body.size());
+  std::memset(impl_->buffer.get() + body.size(), 0, simdjson::SIMDJSON_PADDING);
+  simdjson::dom::parser& parser = impl_->parser;
   element root;
-  const simdjson::padded_string padded(body);
-  if (const auto err = parser.parse(padded).get(root); err != SUCCESS)
+  if (const auto err = parser.parse(impl_->buffer.get(), body.size(), false).get(root);
+      err != SUCCESS)
     return Status::Error(std::string("request body is not JSON: ") + simdjson::error_message(err));
   object args;
   if (root.get_object().get(args) != SUCCESS)

@@ -5,6 +5,7 @@
 // the PascalCase keys kube-scheduler reads.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,22 @@ struct DecodeOptions {
 
 // Errors name the field: `Pod: ...`, `Nodes.items[3].metadata.name: expected a string`.
 Status DecodeExtenderArgs(std::string_view body, const DecodeOptions& options, ExtenderArgs* out);
+
+// The same with a parser and input buffer kept from call to call: a 14 MB
+// payload then costs no allocation or page faults once warm. Not thread-safe;
+// one per request context.
+class ArgsDecoder {
+ public:
+  ArgsDecoder();
+  ~ArgsDecoder();
+  ArgsDecoder(const ArgsDecoder&) = delete;
+  ArgsDecoder& operator=(const ArgsDecoder&) = delete;
+  Status Decode(std::string_view body, const DecodeOptions& options, ExtenderArgs* out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 struct BindingArgs {
   std::string pod_name, pod_namespace, pod_uid, node;
