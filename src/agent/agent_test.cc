@@ -26,13 +26,20 @@ class FakeCollector final : public Collector {
       : name_(std::move(name)), clock_(clock) {}
   std::string_view Name() const override { return name_; }
   Status Collect(MetricSet& out) override {
+    const int now = ++running;
+    for (int seen = max_concurrent.load();
+         now > seen && !max_concurrent.compare_exchange_weak(seen, now);) {
+    }
     ++calls;
     out.Declare("fake_value", "A value from a fake collector.");
     out.Add("fake_value", {{"from", name_}}, calls);
     if (clock_) clock_->AdvanceMs(cost_ms);
+    --running;
     return fail.empty() ? Status() : Status::Error(fail);
   }
   std::atomic<int> calls{0};
+  std::atomic<int> running{0};
+  std::atomic<int> max_concurrent{0};
   std::string fail;
   int cost_ms = 0;
 
@@ -143,6 +150,64 @@ TEST(Agent, StartCollectsOnItsOwnThreadAndStopJoins) {
   const int after = raw->calls;
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   EXPECT_EQ(raw->calls, after) << "no pass after Stop()";
+}
+
+// CollectOnce may be called while the collection thread runs (a test, a future
+// "collect now" endpoint): passes are serialised, so collectors, which keep
+// per-pass state, are never run twice at once and pass numbers stay unique.
+TEST(Agent, CollectOnceWhileTheThreadRunsIsSerialised) {
+  SteadyClock clock;
+  auto c = std::make_unique<FakeCollector>("alpha", nullptr);
+  FakeCollector* raw = c.get();
+  std::vector<std::unique_ptr<Collector>> cs;
+  cs.push_back(std::move(c));
+  Agent a(AgentOptions{"n", 1}, std::move(cs), clock);
+  a.Start();
+  std::uint64_t last = 0;
+  bool increasing = true;
+  for (int i = 0; i < 200; ++i) {
+    a.CollectOnce();
+    const std::uint64_t pass = a.Latest()->pass;
+    increasing = increasing && pass > last;
+    last = pass;
+  }
+  a.Stop();
+  EXPECT_TRUE(increasing) << "each CollectOnce publishes a newer pass";
+  EXPECT_EQ(a.Latest()->pass, static_cast<std::uint64_t>(raw->calls.load()))
+      << "one collector call per pass";
+  EXPECT_GT(raw->max_concurrent.load(), 0);
+  EXPECT_EQ(raw->max_concurrent.load(), 1) << "a collector ran twice at once";
+}
+
+// Scrapes run on the server's threads while passes are published on the agent's:
+// every body is one whole, valid exposition.
+TEST(MetricsServer, ScrapesDuringCollectionSeeWholePasses) {
+  SteadyClock clock;
+  std::vector<std::unique_ptr<Collector>> cs;
+  cs.push_back(std::make_unique<FakeCollector>("alpha", nullptr));
+  cs.push_back(std::make_unique<FakeCollector>("beta", nullptr));
+  Agent a(AgentOptions{"n", 2}, std::move(cs), clock);
+  a.Start();
+  MetricsServer server(a);
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  std::atomic<int> bad{0}, ok{0};
+  const auto scrape = [&] {
+    httplib::Client cli("127.0.0.1", server.port());
+    for (int i = 0; i < 100; ++i) {
+      const auto r = cli.Get(i % 2 ? "/metrics" : "/healthz");
+      if (!r || (r->status == 200 && i % 2 && !testing::CheckExposition(r->body).empty()))
+        ++bad;
+      else
+        ++ok;
+    }
+  };
+  std::thread t1(scrape), t2(scrape);
+  t1.join();
+  t2.join();
+  server.Stop();
+  a.Stop();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(ok.load(), 200);
 }
 
 TEST(MetricsServer, ServesTheLatestPassAndHealth) {
