@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/builders.h"
+#include "tidal/policy/pod_decode.h"
 #include "tidal/policy/registry.h"
 
 namespace tidal {
@@ -42,7 +43,8 @@ TEST(Runner, VerdictsReasonsScoresAndGpus) {
   EXPECT_TRUE(ev.nodes[2].feasible());
   EXPECT_EQ(ev.nodes[2].gpus.Indices(), (std::vector<int>{0, 1}));
   EXPECT_FALSE(ev.nodes[3].feasible());
-  EXPECT_EQ(ev.nodes[3].status.reason(), "loadaware: storage await 90.0 ms over reject threshold 67.9 ms");
+  EXPECT_EQ(ev.nodes[3].status.reason(),
+            "loadaware: storage await 90.0 ms over reject threshold 67.9 ms");
   EXPECT_EQ(ev.nodes[4].status.code(), Code::kUnresolvable);
   EXPECT_EQ(ev.best, 2);
   EXPECT_EQ(ev.FeasibleCount(), 2);
@@ -65,8 +67,8 @@ TEST(Runner, FirstFailureOnlyByDefault) {
 TEST(Runner, MalformedPodIsUnresolvableOnEveryNode) {
   Runner runner(DefaultPolicyConfig());
   const std::vector<NodeState> nodes = Cluster();
-  const Evaluation ev =
-      runner.Evaluate(PodBuilder().Gpus(1).Invalid("annotation ai.gpu-memory: \"lots\"").Build(), nodes);
+  const Evaluation ev = runner.Evaluate(
+      PodBuilder().Gpus(1).Invalid("annotation ai.gpu-memory: \"lots\"").Build(), nodes);
   EXPECT_EQ(ev.pod_status.code(), Code::kUnresolvable);
   EXPECT_EQ(ev.best, -1);
   for (const auto& r : ev.nodes) EXPECT_EQ(r.status.code(), Code::kUnresolvable);
@@ -76,7 +78,8 @@ TEST(Runner, FinalScoreIsTheWeightedMean) {
   PolicyConfig c = DefaultPolicyConfig();
   c.plugins = {{"loadaware", true, 3, ""}, {"balance", true, 1, ""}};
   Runner runner(c);
-  const std::vector<NodeState> nodes = {NodeBuilder("warm").Gpus(4, 24 * kGi).MemoryFraction(0.76).Build()};
+  const std::vector<NodeState> nodes = {
+      NodeBuilder("warm").Gpus(4, 24 * kGi).MemoryFraction(0.76).Build()};
   const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(1).Memory(0).Build(), nodes);
   ASSERT_TRUE(ev.nodes[0].feasible());
   const double want = (3 * ev.PluginScore(0, 0) + ev.PluginScore(0, 1)) / 4;
@@ -87,7 +90,8 @@ TEST(Runner, DisabledPluginsDoNotRun) {
   PolicyConfig c = DefaultPolicyConfig();
   c.plugins[0].enabled = false;  // loadaware off: the full node is no longer rejected on load
   Runner runner(c);
-  const std::vector<NodeState> nodes = {NodeBuilder("full").Gpus(4, 24 * kGi).MemoryFraction(0.88).Build()};
+  const std::vector<NodeState> nodes = {
+      NodeBuilder("full").Gpus(4, 24 * kGi).MemoryFraction(0.88).Build()};
   const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(1).Memory(1 * kGi).Build(), nodes);
   EXPECT_TRUE(ev.nodes[0].feasible());
   EXPECT_EQ(ev.score_names, (std::vector<std::string>{"gpufit", "balance"}));
@@ -124,6 +128,60 @@ TEST(Runner, BadPluginArgsThrowAtConstruction) {
   PolicyConfig c = DefaultPolicyConfig();
   c.plugins[2].args = "{mode: fill}";
   EXPECT_THROW(Runner{c}, InputError);
+}
+
+// A pod's ai.gpu-reject-threshold, decoded from the Pod object like the extender
+// does, may move its threshold only inside its namespace's range: asking for more
+// than the maximum is refused (clamped), so a node over the maximum stays rejected.
+TEST(Runner, APodAnnotationCannotRaiseItsThresholdAboveTheNamespaceMaximum) {
+  const PolicyConfig config = LoadPolicyConfig(YAML::Load(R"(
+tenants:
+  research: {podThresholdRange: {min: 0.50, max: 0.90}}
+  trusted:
+    thresholds: {gpuMemory: {warn: 0.70, reject: 0.95}}
+    podThresholdRange: {min: 0.50, max: 0.95}
+)"));
+  Runner runner(config);
+  const std::vector<NodeState> nodes = {
+      NodeBuilder("at-89").Gpus(4, 24 * kGi).MemoryFraction(0.89).Build()};
+  struct Case {
+    const char* name;
+    const char* ns;
+    const char* threshold;  // the annotation's text
+    bool feasible;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {"far above the namespace maximum", "research", "0.99", false,
+       "loadaware: GPU memory 89% over reject threshold 87%"},
+      {"just above the namespace maximum", "research", "0.91", false,
+       "loadaware: GPU memory 89% over reject threshold 87%"},
+      {"the maximum itself", "research", "0.90", false,
+       "loadaware: GPU memory 89% over reject threshold 87%"},
+      {"without a tenant the cluster's threshold is the maximum", "default", "1", false,
+       "loadaware: GPU memory 89% over reject threshold 82%"},
+      {"a namespace that allows more lets the same pod in", "trusted", "0.95", true, ""},
+      {"malformed values are refused outright", "trusted", "0.95 ", false,
+       "ai.gpu-reject-threshold"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const std::string yaml =
+        std::string("metadata:\n  name: p\n  namespace: ") + tc.ns +
+        "\n  annotations:\n    ai.gpu-memory: 1Gi\n    ai.gpu-reject-threshold: \"" + tc.threshold +
+        "\"\nspec:\n  containers:\n  - name: c\n    resources:\n      "
+        "limits: {nvidia.com/gpu: 1}\n";
+    RawPod raw;
+    ASSERT_TRUE(DecodePodYaml(yaml, &raw).ok()) << yaml;
+    const Evaluation ev = runner.Evaluate(ToPodDemand(raw), nodes);
+    ASSERT_EQ(ev.nodes.size(), 1u);
+    EXPECT_EQ(ev.nodes[0].feasible(), tc.feasible) << ev.nodes[0].status.reason();
+    if (!tc.feasible) {
+      const std::string& why =
+          ev.pod_status.ok() ? ev.nodes[0].status.reason() : ev.pod_status.reason();
+      EXPECT_NE(why.find(tc.reason), std::string::npos) << why;
+    }
+  }
 }
 
 }  // namespace
