@@ -346,12 +346,12 @@ std::string DumpPolicyConfig(const PolicyConfig& c) {
       << c.nvlink.image_patterns << YAML::Key << "minGpus" << YAML::Value << c.nvlink.min_gpus
       << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "memoryEstimate" << YAML::Value << YAML::BeginMap << YAML::Key
-      << "cudaContext" << YAML::Value << FormatBytes(c.memory_estimate.cuda_context) << YAML::Key
+      << "cudaContext" << YAML::Value << FormatBytesExact(c.memory_estimate.cuda_context) << YAML::Key
       << "parameterFactor" << YAML::Value << c.memory_estimate.parameter_factor << YAML::Key
-      << "default" << YAML::Value << FormatBytes(c.memory_estimate.fallback) << YAML::Key
+      << "default" << YAML::Value << FormatBytesExact(c.memory_estimate.fallback) << YAML::Key
       << "byLoadType" << YAML::Value << YAML::BeginMap;
   for (const auto& [type, bytes] : c.memory_estimate.by_load_type)
-    out << YAML::Key << LoadTypeName(type) << YAML::Value << FormatBytes(bytes);
+    out << YAML::Key << LoadTypeName(type) << YAML::Value << FormatBytesExact(bytes);
   out << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "fallback" << YAML::Value << YAML::BeginMap << YAML::Key << "stage2After"
       << YAML::Value << dur(c.fallback.stage2_after_ms) << YAML::Key << "goldenPool"
