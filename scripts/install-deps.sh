@@ -9,7 +9,7 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
   prometheus
-  clang clang-format
+  clang clang-format libclang-rt-14-dev
 )
 
 missing=()
