@@ -248,7 +248,8 @@ TEST(FormatBytesExact, AlwaysParsesBackToTheSameValue) {
       {"whole GiB keeps the unit", 24 * kGi, "24Gi"},
       {"below a KiB is plain", 1000, "1000"},
       {"one byte over a KiB is not rounded to 1.0Ki", 1025, "1025"},
-      {"fractional GiB is plain", 3 * kGi / 2, "1610612736"},
+      {"a fractional GiB takes the largest exact unit", 3 * kGi / 2, "1536Mi"},
+      {"no exact unit is plain", 3 * kGi / 2 + 1, "1610612737"},
       // Found by fuzz_quantity: FormatBytes shows "8.0Ei", which does not fit in int64.
       {"the largest value is plain", std::numeric_limits<std::int64_t>::max(),
        "9223372036854775807"},
