@@ -61,6 +61,9 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
       {"plugin weight", "plugins: {balance: {weight: 0}}", {"plugins.balance.weight: 0 is outside (0, 100]"}},
       {"tenant range", "tenants: {research: {podThresholdRange: {min: 0.9, max: 0.8}}}",
        {"tenants.research.podThresholdRange.min: 0.9 is above max 0.8"}},
+      // Found by fuzz_config: a tenant key with control bytes did not survive the dump.
+      {"tenant name not a namespace", "tenants: {\"Team A\\x05\": {}}",
+       {"tenants: \"Team A\\x05\" is not a namespace name (lowercase letters, digits and '-', at most 63)"}},
       {"decay slope larger than the threshold", "gpuMemoryDecaySlope: 0.9",
        {"gpuMemoryDecaySlope: 0.9 is outside (0, 0.82] (the effective GPU memory reject threshold)"}},
       {"when all rejected", "whenAllRejected: random",
