@@ -35,3 +35,32 @@ function(tidal_test name)
                        PROPERTIES ENVIRONMENT "TIDAL_BINARY=$<TARGET_FILE:tidal>")
   add_dependencies(${name} tidal)
 endfunction()
+
+# tidal_fuzzer(NAME DEPS ... [SEEDS glob ...] [DICT name]): the libFuzzer target
+# fuzz_NAME from fuzz/NAME.cc. SEEDS are globs under the source tree copied into
+# its corpus besides fuzz/corpus/NAME/; DICT names fuzz/dict/NAME.dict. Each target
+# is one line of the manifest scripts/fuzz.sh runs.
+function(tidal_fuzzer name)
+  cmake_parse_arguments(ARG "" "DICT" "DEPS;SEEDS" ${ARGN})
+  add_executable(fuzz_${name} ${name}.cc)
+  target_link_libraries(fuzz_${name} PRIVATE ${ARG_DEPS})
+  target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
+  tidal_warnings(fuzz_${name})
+  add_dependencies(fuzz fuzz_${name})
+  set(seeds "")
+  foreach(pattern IN LISTS ARG_SEEDS)
+    file(GLOB matched ${PROJECT_SOURCE_DIR}/${pattern})
+    if(NOT matched)
+      message(FATAL_ERROR "tidal_fuzzer(${name}): no seed matches ${pattern}")
+    endif()
+    list(APPEND seeds ${matched})
+  endforeach()
+  set(dict "-")
+  if(ARG_DICT)
+    set(dict ${CMAKE_CURRENT_SOURCE_DIR}/dict/${ARG_DICT}.dict)
+  endif()
+  list(JOIN seeds ":" seed_list)
+  # name, binary, dictionary, hand-made corpus, extra seed files
+  file(APPEND ${TIDAL_FUZZ_MANIFEST}
+       "${name}\t${CMAKE_CURRENT_BINARY_DIR}/fuzz_${name}\t${dict}\t${CMAKE_CURRENT_SOURCE_DIR}/corpus/${name}\t${seed_list}\n")
+endfunction()

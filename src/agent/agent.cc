@@ -15,6 +15,8 @@ Agent::Agent(AgentOptions options, std::vector<std::unique_ptr<Collector>> colle
 Agent::~Agent() { Stop(); }
 
 void Agent::CollectOnce() {
+  // One pass at a time: collectors keep state between passes (previous samples).
+  std::lock_guard pass_lock(collect_mu_);
   MetricSet set(options_.node);
   set.Declare("ai_collector_up",
               "1 if the collector's last pass succeeded, 0 if not; `reason` says why it is down.");

@@ -26,13 +26,20 @@ class FakeCollector final : public Collector {
       : name_(std::move(name)), clock_(clock) {}
   std::string_view Name() const override { return name_; }
   Status Collect(MetricSet& out) override {
+    const int now = ++running;
+    for (int seen = max_concurrent.load();
+         now > seen && !max_concurrent.compare_exchange_weak(seen, now);) {
+    }
     ++calls;
     out.Declare("fake_value", "A value from a fake collector.");
     out.Add("fake_value", {{"from", name_}}, calls);
     if (clock_) clock_->AdvanceMs(cost_ms);
+    --running;
     return fail.empty() ? Status() : Status::Error(fail);
   }
   std::atomic<int> calls{0};
+  std::atomic<int> running{0};
+  std::atomic<int> max_concurrent{0};
   std::string fail;
   int cost_ms = 0;
 
@@ -143,6 +150,64 @@ TEST(Agent, StartCollectsOnItsOwnThreadAndStopJoins) {
   const int after = raw->calls;
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   EXPECT_EQ(raw->calls, after) << "no pass after Stop()";
+}
+
+// CollectOnce may be called while the collection thread runs (a test, a future
+// "collect now" endpoint): passes are serialised, so collectors, which keep
+// per-pass state, are never run twice at once and pass numbers stay unique.
+TEST(Agent, CollectOnceWhileTheThreadRunsIsSerialised) {
+  SteadyClock clock;
+  auto c = std::make_unique<FakeCollector>("alpha", nullptr);
+  FakeCollector* raw = c.get();
+  std::vector<std::unique_ptr<Collector>> cs;
+  cs.push_back(std::move(c));
+  Agent a(AgentOptions{"n", 1}, std::move(cs), clock);
+  a.Start();
+  std::uint64_t last = 0;
+  bool increasing = true;
+  for (int i = 0; i < 200; ++i) {
+    a.CollectOnce();
+    const std::uint64_t pass = a.Latest()->pass;
+    increasing = increasing && pass > last;
+    last = pass;
+  }
+  a.Stop();
+  EXPECT_TRUE(increasing) << "each CollectOnce publishes a newer pass";
+  EXPECT_EQ(a.Latest()->pass, static_cast<std::uint64_t>(raw->calls.load()))
+      << "one collector call per pass";
+  EXPECT_GT(raw->max_concurrent.load(), 0);
+  EXPECT_EQ(raw->max_concurrent.load(), 1) << "a collector ran twice at once";
+}
+
+// Scrapes run on the server's threads while passes are published on the agent's:
+// every body is one whole, valid exposition.
+TEST(MetricsServer, ScrapesDuringCollectionSeeWholePasses) {
+  SteadyClock clock;
+  std::vector<std::unique_ptr<Collector>> cs;
+  cs.push_back(std::make_unique<FakeCollector>("alpha", nullptr));
+  cs.push_back(std::make_unique<FakeCollector>("beta", nullptr));
+  Agent a(AgentOptions{"n", 2}, std::move(cs), clock);
+  a.Start();
+  MetricsServer server(a);
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  std::atomic<int> bad{0}, ok{0};
+  const auto scrape = [&] {
+    httplib::Client cli("127.0.0.1", server.port());
+    for (int i = 0; i < 100; ++i) {
+      const auto r = cli.Get(i % 2 ? "/metrics" : "/healthz");
+      if (!r || (r->status == 200 && i % 2 && !testing::CheckExposition(r->body).empty()))
+        ++bad;
+      else
+        ++ok;
+    }
+  };
+  std::thread t1(scrape), t2(scrape);
+  t1.join();
+  t2.join();
+  server.Stop();
+  a.Stop();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(ok.load(), 200);
 }
 
 TEST(MetricsServer, ServesTheLatestPassAndHealth) {
@@ -290,6 +355,186 @@ INSTANTIATE_TEST_SUITE_P(Cases, CompetitionDownCases,
                                                            "GPU count unknown"},
                                            CompetitionDown{"No_gpus", true, 0, "no GPUs"}),
                          [](const auto& p) { return std::string(p.param.name); });
+
+// Requests beyond the server's limits are refused before any handler runs, and
+// the server keeps serving afterwards.
+struct LimitCase {
+  const char* name;
+  int headers;       // extra headers of 8 bytes each
+  int big_headers;   // extra headers of 6000 bytes each
+  std::size_t body;  // POST body bytes (0: a GET)
+  int want_status;
+};
+
+class ServerLimitCases : public ::testing::TestWithParam<LimitCase> {};
+
+TEST_P(ServerLimitCases, OversizedRequestsAreRefused) {
+  const LimitCase& tc = GetParam();
+  ManualMonotonicClock clock;
+  auto b = Build(&clock);
+  b.agent->CollectOnce();
+  MetricsServer server(*b.agent);
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  httplib::Client cli("127.0.0.1", server.port());
+  httplib::Headers headers;
+  for (int i = 0; i < tc.headers; ++i) headers.emplace("X-H" + std::to_string(i), "12345678");
+  for (int i = 0; i < tc.big_headers; ++i)
+    headers.emplace("X-Big" + std::to_string(i), std::string(6000, 'a'));
+  const auto r = tc.body > 0
+                     ? cli.Post("/metrics", headers, std::string(tc.body, 'x'), "text/plain")
+                     : cli.Get("/metrics", headers);
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, tc.want_status);
+  const auto after = httplib::Client("127.0.0.1", server.port()).Get("/metrics");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200) << "the server keeps serving";
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ServerLimitCases,
+                         ::testing::Values(LimitCase{"Plain_scrape", 0, 0, 0, 200},
+                                           LimitCase{"Fifty_headers_pass", 50, 0, 0, 200},
+                                           LimitCase{"Too_many_headers", 200, 0, 0, 431},
+                                           LimitCase{"Two_large_headers_pass", 0, 2, 0, 200},
+                                           LimitCase{"Header_bytes_over_the_total", 0, 3, 0, 431},
+                                           LimitCase{"Small_body_is_read_and_ignored", 0, 0, 100,
+                                                     404},
+                                           LimitCase{"Body_over_the_limit", 0, 0, 1 << 20, 413}),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+struct TrustCase {
+  const char* name;
+  std::string url;
+  std::string ca_flag;
+  bool insecure;
+  bool sa_ca_present;
+  bool ok;
+  std::string want_ca;  // when ok
+  bool want_insecure;
+  const char* error_part;
+};
+
+class KubeletTrustCases : public ::testing::TestWithParam<TrustCase> {};
+
+TEST_P(KubeletTrustCases, VerifiesUnlessExplicitlySkipped) {
+  const TrustCase& tc = GetParam();
+  const auto exists = [&](const std::string& path) {
+    return path == "/etc/kubelet-ca.pem" || (tc.sa_ca_present && path == kServiceAccountCa);
+  };
+  KubeletOptions o;
+  const Status st = ResolveKubeletTrust(tc.url, tc.ca_flag, tc.insecure, exists, &o);
+  ASSERT_EQ(st.ok(), tc.ok) << st.reason();
+  if (tc.ok) {
+    EXPECT_EQ(o.ca_file, tc.want_ca);
+    EXPECT_EQ(o.insecure_skip_verify, tc.want_insecure);
+    EXPECT_EQ(o.url, tc.url);
+  } else {
+    EXPECT_NE(st.reason().find(tc.error_part), std::string::npos) << st.reason();
+  }
+}
+
+const std::string kKubelet = "https://10.0.0.7:10250/pods";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, KubeletTrustCases,
+    ::testing::Values(
+        TrustCase{"In_cluster_uses_the_service_account_ca", kKubelet, "", false, true, true,
+                  kServiceAccountCa, false, ""},
+        TrustCase{"Explicit_ca_wins", kKubelet, "/etc/kubelet-ca.pem", false, true, true,
+                  "/etc/kubelet-ca.pem", false, ""},
+        TrustCase{"No_ca_anywhere_is_an_error", kKubelet, "", false, false, false, "", false,
+                  "--kubelet-insecure-skip-verify"},
+        TrustCase{"Missing_ca_file", kKubelet, "/nope.pem", false, true, false, "", false,
+                  "--kubelet-ca /nope.pem: no such file"},
+        TrustCase{"Skipping_takes_the_flag", kKubelet, "", true, true, true, "", true, ""},
+        TrustCase{"Ca_and_skip_contradict", kKubelet, "/etc/kubelet-ca.pem", true, true, false, "",
+                  false, "contradict"},
+        TrustCase{"Plain_http_needs_no_ca", "http://127.0.0.1:10255/pods", "", false, false, true,
+                  "", false, ""},
+        TrustCase{"A_ca_for_plain_http_is_a_mistake", "http://127.0.0.1:10255/pods",
+                  "/etc/kubelet-ca.pem", false, false, false, "", false, "plain http"},
+        TrustCase{"Not_a_url", "10.0.0.7:10250", "", false, true, false, "", false,
+                  "expected https://"}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(KubeletPodSource, HttpsWithoutACaIsRefusedBeforeConnecting) {
+  KubeletOptions o;
+  o.url = "https://127.0.0.1:1/pods";
+  o.token_file.clear();
+  std::string out;
+  const Status st = KubeletPodSource(o)(&out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("no CA"), std::string::npos) << st.reason();
+}
+
+struct BodyCase {
+  const char* name;
+  std::size_t body;
+  std::size_t limit;
+  bool ok;
+};
+
+class KubeletBodyCases : public ::testing::TestWithParam<BodyCase> {};
+
+TEST_P(KubeletBodyCases, APodListOverTheLimitIsRefused) {
+  const BodyCase& tc = GetParam();
+  httplib::Server kubelet;
+  const std::string body = PodList({}) + std::string(tc.body, ' ');
+  kubelet.Get("/pods", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(body, "application/json");
+  });
+  const int port = kubelet.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread t([&] { kubelet.listen_after_bind(); });
+  while (!kubelet.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  KubeletOptions o;
+  o.url = "http://127.0.0.1:" + std::to_string(port) + "/pods";
+  o.token_file.clear();
+  o.max_body_bytes = tc.limit;
+  std::string out;
+  const Status st = KubeletPodSource(o)(&out);
+  kubelet.stop();
+  t.join();
+  ASSERT_EQ(st.ok(), tc.ok) << st.reason();
+  if (tc.ok) {
+    EXPECT_EQ(out, body);
+  } else {
+    EXPECT_NE(st.reason().find("larger than"), std::string::npos) << st.reason();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, KubeletBodyCases,
+                         ::testing::Values(BodyCase{"Under_the_limit", 1000, 4096, true},
+                                           BodyCase{"Over_the_limit", 100'000, 4096, false}),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+// The competition series count pods; no pod's name, namespace or annotation value
+// reaches the exposition, even when an item is malformed and the reason is shown.
+TEST(CompetitionCollector, ExposesNoPodNames) {
+  const std::vector<std::string> lists = {
+      PodList({Pod("secret-train-job", "gpu-1", "Running", kNvlinkAnno)}),
+      PodList({Pod("secret-train-job", "gpu-1", "Running",
+                   R"(,"annotations":{"ai.gpu-memory":"secret-value"})")}),
+      PodList({Pod("secret-train-job", "gpu-1", "Running", R"(,"labels":{"a":["secret-x"]})")}),
+  };
+  for (const std::string& list : lists) {
+    SCOPED_TRACE(list);
+    std::vector<std::unique_ptr<Collector>> cs;
+    cs.push_back(std::make_unique<CompetitionCollector>(
+        "gpu-1",
+        [&](std::string* out) {
+          *out = list;
+          return Status();
+        },
+        [] { return std::optional<int>(4); }));
+    ManualMonotonicClock clock;
+    Agent a(AgentOptions{"gpu-1", 1000}, std::move(cs), clock);
+    a.CollectOnce();
+    const std::string text = a.Latest()->text;
+    EXPECT_NE(text.find("ai_collector_up"), std::string::npos);
+    EXPECT_EQ(text.find("secret"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\"ml\""), std::string::npos) << text;
+  }
+}
 
 }  // namespace
 }  // namespace tidal::agent

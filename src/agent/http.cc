@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -12,13 +13,15 @@ namespace tidal::agent {
 
 struct MetricsServer::Impl {
   const Agent& agent;
+  ServerLimits limits;
   httplib::Server server;
   std::thread thread;
   int port = 0;
-  explicit Impl(const Agent& a) : agent(a) {}
+  Impl(const Agent& a, ServerLimits l) : agent(a), limits(l) {}
 };
 
-MetricsServer::MetricsServer(const Agent& agent) : impl_(std::make_unique<Impl>(agent)) {}
+MetricsServer::MetricsServer(const Agent& agent, ServerLimits limits)
+    : impl_(std::make_unique<Impl>(agent, limits)) {}
 
 MetricsServer::~MetricsServer() { Stop(); }
 
@@ -35,6 +38,29 @@ Status MetricsServer::Start(const std::string& host, int port) {
   s.set_socket_options([](int sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  // cpp-httplib (the packaged 0.11) caps each header line at 8 KiB but not their
+  // number; the pre-routing check bounds the rest before a handler sees them.
+  const ServerLimits lim = impl_->limits;
+  s.set_payload_max_length(lim.max_body_bytes);
+  s.set_read_timeout(lim.read_timeout_ms / 1000, (lim.read_timeout_ms % 1000) * 1000);
+  s.set_write_timeout(lim.write_timeout_ms / 1000, (lim.write_timeout_ms % 1000) * 1000);
+  s.set_keep_alive_max_count(static_cast<std::size_t>(lim.keep_alive_max_requests));
+  s.set_keep_alive_timeout(std::max(1, lim.keep_alive_timeout_ms / 1000));
+  s.set_pre_routing_handler([lim](const httplib::Request& req, httplib::Response& res) {
+    std::size_t bytes = 0;
+    for (const auto& [name, value] : req.headers) bytes += name.size() + value.size();
+    if (req.headers.size() > lim.max_header_count || bytes > lim.max_header_bytes) {
+      res.status = 431;
+      res.set_content("request headers too large\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.body.size() > lim.max_body_bytes) {
+      res.status = 413;
+      res.set_content("request body too large\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   });
   s.Get("/metrics", [&agent](const httplib::Request&, httplib::Response& res) {
     // The last immutable pass: a scrape never touches the hardware.
@@ -72,6 +98,43 @@ void MetricsServer::Stop() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
+Status ResolveKubeletTrust(const std::string& url, const std::string& ca_flag, bool insecure,
+                           const std::function<bool(const std::string&)>& exists,
+                           KubeletOptions* out) {
+  out->url = url;
+  out->ca_file.clear();
+  out->insecure_skip_verify = false;
+  if (url.rfind("http://", 0) == 0) {
+    if (!ca_flag.empty())
+      return Status::Error("--kubelet-ca " + ca_flag + ": the kubelet URL " + url +
+                           " is plain http, there is no certificate to check");
+    return Status();
+  }
+  if (url.rfind("https://", 0) != 0)
+    return Status::Error("--kubelet-url " + url + ": expected https://host:port/pods");
+  if (insecure) {
+    if (!ca_flag.empty())
+      return Status::Error(
+          "--kubelet-ca and --kubelet-insecure-skip-verify contradict each other: give one");
+    out->insecure_skip_verify = true;
+    return Status();
+  }
+  if (!ca_flag.empty()) {
+    if (!exists(ca_flag)) return Status::Error("--kubelet-ca " + ca_flag + ": no such file");
+    out->ca_file = ca_flag;
+    return Status();
+  }
+  if (exists(kServiceAccountCa)) {
+    out->ca_file = kServiceAccountCa;
+    return Status();
+  }
+  return Status::Error("--kubelet-url " + url +
+                       ": no CA to verify the kubelet's certificate (no --kubelet-ca and no " +
+                       kServiceAccountCa +
+                       "); give --kubelet-ca, or --kubelet-insecure-skip-verify to accept any "
+                       "certificate");
+}
+
 PodListSource KubeletPodSource(KubeletOptions options) {
   return [o = std::move(options)](std::string* out) {
     // scheme://host:port, then the path.
@@ -83,10 +146,16 @@ PodListSource KubeletPodSource(KubeletOptions options) {
     if (!cli.is_valid()) return Status::Error("kubelet URL " + o.url + " is not usable");
     cli.set_connection_timeout(0, o.timeout_ms * 1000);
     cli.set_read_timeout(o.timeout_ms / 1000, (o.timeout_ms % 1000) * 1000);
-    if (o.ca_file.empty()) {
-      cli.enable_server_certificate_verification(false);
-    } else {
-      cli.set_ca_cert_path(o.ca_file.c_str());
+    if (o.url.rfind("https://", 0) == 0) {
+      // Never silently unverified: that takes the explicit flag.
+      if (o.insecure_skip_verify) {
+        cli.enable_server_certificate_verification(false);
+      } else if (o.ca_file.empty()) {
+        return Status::Error("kubelet " + o.url + ": no CA to verify its certificate");
+      } else {
+        cli.set_ca_cert_path(o.ca_file.c_str());
+        cli.enable_server_certificate_verification(true);
+      }
     }
     httplib::Headers headers;
     if (!o.token_file.empty()) {
@@ -97,11 +166,24 @@ PodListSource KubeletPodSource(KubeletOptions options) {
       while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
       if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
     }
-    const auto res = cli.Get(path.c_str(), headers);
+    std::string body;
+    bool too_large = false;
+    // The body is bounded while it arrives: the agent runs under a small memory limit.
+    const auto res = cli.Get(path.c_str(), headers, [&](const char* data, std::size_t n) {
+      if (body.size() + n > o.max_body_bytes) {
+        too_large = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+    if (too_large)
+      return Status::Error("kubelet " + o.url + ": pod list larger than " +
+                           std::to_string(o.max_body_bytes) + " bytes");
     if (!res) return Status::Error("kubelet " + o.url + ": " + httplib::to_string(res.error()));
     if (res->status != 200)
       return Status::Error("kubelet " + o.url + ": HTTP " + std::to_string(res->status));
-    *out = res->body;
+    *out = std::move(body);
     return Status();
   };
 }

@@ -32,6 +32,7 @@ struct AgentFlags {
   std::string kubelet_url;
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   std::string kubelet_ca;
+  bool kubelet_insecure = false;
   std::string pods_file;
   int nvlink_slots = 2;
   bool once = false;
@@ -116,9 +117,15 @@ int RunAgent(const AgentFlags& f) {
     };
   } else if (!f.kubelet_url.empty()) {
     agent::KubeletOptions k;
-    k.url = f.kubelet_url;
+    const auto exists = [](const std::string& path) { return access(path.c_str(), R_OK) == 0; };
+    if (Status st =
+            agent::ResolveKubeletTrust(f.kubelet_url, f.kubelet_ca, f.kubelet_insecure, exists, &k);
+        !st.ok())
+      throw InputError{st.reason()};
+    if (k.insecure_skip_verify)
+      std::cerr << "tidal agent: the kubelet's certificate is NOT verified "
+                   "(--kubelet-insecure-skip-verify)\n";
     k.token_file = f.kubelet_token_file;
-    k.ca_file = f.kubelet_ca;
     pods = agent::KubeletPodSource(k);
   }
 
@@ -198,7 +205,11 @@ void AddAgent(CLI::App& app) {
   cmd->add_option("--kubelet-token-file", f->kubelet_token_file, "bearer token for the kubelet")
       ->capture_default_str();
   cmd->add_option("--kubelet-ca", f->kubelet_ca,
-                  "CA for the kubelet certificate (default: no check)");
+                  "CA that signed the kubelet's serving certificate (default: the "
+                  "service-account CA when present)");
+  cmd->add_flag("--kubelet-insecure-skip-verify", f->kubelet_insecure,
+                "accept any kubelet certificate (the bearer token is then exposed to whoever "
+                "answers)");
   cmd->add_option("--pods-file", f->pods_file, "a PodList JSON file instead of the kubelet");
   cmd->add_option("--nvlink-slots", f->nvlink_slots, "NVLink pod slots per GPU")
       ->capture_default_str()

@@ -216,4 +216,9 @@ std::string FormatBytes(std::int64_t bytes) {
   }
 }
 
+std::string FormatBytesExact(std::int64_t bytes) {
+  std::string text = FormatBytes(bytes);
+  return text.find('.') == std::string::npos ? text : std::to_string(bytes);
+}
+
 }  // namespace tidal

@@ -238,5 +238,30 @@ TEST(FormatBytes, RoundTripsExactValues) {
   }
 }
 
+TEST(FormatBytesExact, AlwaysParsesBackToTheSameValue) {
+  struct Case {
+    const char* name;
+    std::int64_t bytes;
+    const char* text;
+  };
+  const Case cases[] = {
+      {"whole GiB keeps the unit", 24 * kGi, "24Gi"},
+      {"below a KiB is plain", 1000, "1000"},
+      {"one byte over a KiB is not rounded to 1.0Ki", 1025, "1025"},
+      {"a fractional GiB takes the largest exact unit", 3 * kGi / 2, "1536Mi"},
+      {"no exact unit is plain", 3 * kGi / 2 + 1, "1610612737"},
+      // Found by fuzz_quantity: FormatBytes shows "8.0Ei", which does not fit in int64.
+      {"the largest value is plain", std::numeric_limits<std::int64_t>::max(),
+       "9223372036854775807"},
+      {"negative whole units keep the unit", -2 * kMi, "-2Mi"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(FormatBytesExact(c.bytes), c.text);
+    std::string error;
+    EXPECT_EQ(ParseQuantity(FormatBytesExact(c.bytes), "f", &error), c.bytes) << error;
+  }
+}
+
 }  // namespace
 }  // namespace tidal

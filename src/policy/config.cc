@@ -6,6 +6,7 @@
 
 #include "tidal/core/quantity.h"
 #include "tidal/core/status.h"
+#include "tidal/core/text.h"
 #include "tidal/policy/registry.h"
 #include "tidal/policy/yaml_util.h"
 
@@ -163,6 +164,15 @@ void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyCo
   for (const auto& kv : node) {
     const std::string ns = kv.first.Scalar();
     const std::string tp = Join(path, ns);
+    // A DNS-1123 label, as Kubernetes requires: anything else matches no pod, and
+    // bytes such as control characters would not survive check-config's dump.
+    bool valid = !ns.empty() && ns.size() <= 63 && ns.front() != '-' && ns.back() != '-';
+    for (char ch : ns) valid = valid && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-');
+    if (!valid) {
+      errors.Add(path, QuoteInput(ns) +
+                           " is not a namespace name (lowercase letters, digits and '-', at most 63)");
+      continue;
+    }
     TenantConfig t;
     t.namespace_name = ns;
     t.thresholds = base.thresholds;
@@ -346,12 +356,12 @@ std::string DumpPolicyConfig(const PolicyConfig& c) {
       << c.nvlink.image_patterns << YAML::Key << "minGpus" << YAML::Value << c.nvlink.min_gpus
       << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "memoryEstimate" << YAML::Value << YAML::BeginMap << YAML::Key
-      << "cudaContext" << YAML::Value << FormatBytes(c.memory_estimate.cuda_context) << YAML::Key
+      << "cudaContext" << YAML::Value << FormatBytesExact(c.memory_estimate.cuda_context) << YAML::Key
       << "parameterFactor" << YAML::Value << c.memory_estimate.parameter_factor << YAML::Key
-      << "default" << YAML::Value << FormatBytes(c.memory_estimate.fallback) << YAML::Key
+      << "default" << YAML::Value << FormatBytesExact(c.memory_estimate.fallback) << YAML::Key
       << "byLoadType" << YAML::Value << YAML::BeginMap;
   for (const auto& [type, bytes] : c.memory_estimate.by_load_type)
-    out << YAML::Key << LoadTypeName(type) << YAML::Value << FormatBytes(bytes);
+    out << YAML::Key << LoadTypeName(type) << YAML::Value << FormatBytesExact(bytes);
   out << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "fallback" << YAML::Value << YAML::BeginMap << YAML::Key << "stage2After"
       << YAML::Value << dur(c.fallback.stage2_after_ms) << YAML::Key << "goldenPool"

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tidal/core/status.h"
 
 namespace tidal {
@@ -69,12 +71,12 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
       {"tenant range",
        "tenants: {research: {podThresholdRange: {min: 0.9, max: 0.8}}}",
        {"tenants.research.podThresholdRange.min: 0.9 is above max 0.8"}},
-      {"decay slope larger than the threshold",
-       "gpuMemoryDecaySlope: 0.9",
-       {"gpuMemoryDecaySlope: 0.9 is outside (0, 0.82] (the effective GPU memory reject "
-        "threshold)"}},
-      {"when all rejected",
-       "whenAllRejected: random",
+      // Found by fuzz_config: a tenant key with control bytes did not survive the dump.
+      {"tenant name not a namespace", "tenants: {\"Team A\\x05\": {}}",
+       {"tenants: \"Team A\\x05\" is not a namespace name (lowercase letters, digits and '-', at most 63)"}},
+      {"decay slope larger than the threshold", "gpuMemoryDecaySlope: 0.9",
+       {"gpuMemoryDecaySlope: 0.9 is outside (0, 0.82] (the effective GPU memory reject threshold)"}},
+      {"when all rejected", "whenAllRejected: random",
        {"whenAllRejected: \"random\" (expected pending or least-loaded)"}},
       {"unknown load type in the estimate",
        "memoryEstimate: {byLoadType: {HUGE: 1Gi}}",
@@ -120,6 +122,24 @@ plugins: {loadaware: {weight: 2}, balance: {args: {mode: pack}}}
   ASSERT_EQ(b.plugins.size(), 2u);
   EXPECT_DOUBLE_EQ(b.plugins[0].weight, 2);
   EXPECT_EQ(b.plugins[1].ArgsNode()["mode"].as<std::string>(), "pack");
+}
+
+// check-config prints the effective config; loading that output must give the same
+// config. Byte sizes used to be printed rounded ("1.0Ki" for 1025, "8.0Ei" for the
+// largest value, which then failed to load).
+TEST(PolicyConfig, DumpKeepsByteSizesExact) {
+  const PolicyConfig a = LoadPolicyConfig(YAML::Load(R"(
+memoryEstimate:
+  cudaContext: 1025
+  default: 9223372036854775807
+  byLoadType: {INFERENCE: 1.5Gi}
+)"));
+  const std::string dumped = DumpPolicyConfig(a);
+  const PolicyConfig b = LoadPolicyConfig(YAML::Load(dumped));
+  EXPECT_EQ(b.memory_estimate.cuda_context, 1025) << dumped;
+  EXPECT_EQ(b.memory_estimate.fallback, std::numeric_limits<Bytes>::max()) << dumped;
+  EXPECT_EQ(b.memory_estimate.by_load_type.at(LoadType::kInference), Bytes{3} << 29) << dumped;
+  EXPECT_EQ(DumpPolicyConfig(b), dumped);
 }
 
 TEST(Duration, Parse) {

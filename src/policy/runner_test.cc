@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/builders.h"
+#include "tidal/policy/pod_decode.h"
 #include "tidal/policy/registry.h"
 
 namespace tidal {
@@ -124,6 +125,60 @@ TEST(Runner, BadPluginArgsThrowAtConstruction) {
   PolicyConfig c = DefaultPolicyConfig();
   c.plugins[2].args = "{mode: fill}";
   EXPECT_THROW(Runner{c}, InputError);
+}
+
+// A pod's ai.gpu-reject-threshold, decoded from the Pod object like the extender
+// does, may move its threshold only inside its namespace's range: asking for more
+// than the maximum is refused (clamped), so a node over the maximum stays rejected.
+TEST(Runner, APodAnnotationCannotRaiseItsThresholdAboveTheNamespaceMaximum) {
+  const PolicyConfig config = LoadPolicyConfig(YAML::Load(R"(
+tenants:
+  research: {podThresholdRange: {min: 0.50, max: 0.90}}
+  trusted:
+    thresholds: {gpuMemory: {warn: 0.70, reject: 0.95}}
+    podThresholdRange: {min: 0.50, max: 0.95}
+)"));
+  Runner runner(config);
+  const std::vector<NodeState> nodes = {
+      NodeBuilder("at-89").Gpus(4, 24 * kGi).MemoryFraction(0.89).Build()};
+  struct Case {
+    const char* name;
+    const char* ns;
+    const char* threshold;  // the annotation's text
+    bool feasible;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {"far above the namespace maximum", "research", "0.99", false,
+       "loadaware: GPU memory 89% over reject threshold 87%"},
+      {"just above the namespace maximum", "research", "0.91", false,
+       "loadaware: GPU memory 89% over reject threshold 87%"},
+      {"the maximum itself", "research", "0.90", false,
+       "loadaware: GPU memory 89% over reject threshold 87%"},
+      {"without a tenant the cluster's threshold is the maximum", "default", "1", false,
+       "loadaware: GPU memory 89% over reject threshold 82%"},
+      {"a namespace that allows more lets the same pod in", "trusted", "0.95", true, ""},
+      {"malformed values are refused outright", "trusted", "0.95 ", false,
+       "ai.gpu-reject-threshold"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const std::string yaml =
+        std::string("metadata:\n  name: p\n  namespace: ") + tc.ns +
+        "\n  annotations:\n    ai.gpu-memory: 1Gi\n    ai.gpu-reject-threshold: \"" + tc.threshold +
+        "\"\nspec:\n  containers:\n  - name: c\n    resources:\n      "
+        "limits: {nvidia.com/gpu: 1}\n";
+    RawPod raw;
+    ASSERT_TRUE(DecodePodYaml(yaml, &raw).ok()) << yaml;
+    const Evaluation ev = runner.Evaluate(ToPodDemand(raw), nodes);
+    ASSERT_EQ(ev.nodes.size(), 1u);
+    EXPECT_EQ(ev.nodes[0].feasible(), tc.feasible) << ev.nodes[0].status.reason();
+    if (!tc.feasible) {
+      const std::string& why =
+          ev.pod_status.ok() ? ev.nodes[0].status.reason() : ev.pod_status.reason();
+      EXPECT_NE(why.find(tc.reason), std::string::npos) << why;
+    }
+  }
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ class Simulation {
  public:
   Simulation(const ClusterSpec& cluster, const WorkloadSpec& workload, const PolicySpec& policy,
              const SimOptions& options)
-      : cluster_(cluster), policy_(policy), opt_(options), tie_rng_(options.seed ^ 0x7469646c),
+      : policy_(policy), opt_(options), tie_rng_(options.seed ^ 0x7469646c),
         book_(options.reservations) {
     for (const auto& n : cluster.nodes) {
       NodeRt rt;
@@ -616,7 +616,6 @@ class Simulation {
     return r;
   }
 
-  const ClusterSpec& cluster_;
   const PolicySpec& policy_;
   SimOptions opt_;
   Engine engine_;

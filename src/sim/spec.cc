@@ -60,6 +60,25 @@ void ReadRange(const YAML::Node& node, const std::string& path, const char* key,
   *out = {*lo, *hi};
 }
 
+// CPU cores (a node's capacity or a task's request) as millicores. The range check
+// comes before the conversion: a double beyond int64 makes the cast undefined.
+void ReadCpu(const YAML::Node& node, const std::string& path, const char* key, std::int64_t* milli,
+             ConfigErrors& errors) {
+  constexpr double kMaxCores = 1e6;
+  double cores = static_cast<double>(*milli) / 1000;
+  ConfigErrors local;
+  ReadDouble(node, path, key, &cores, local);
+  if (!local.empty()) {
+    errors.Merge(local);
+    return;
+  }
+  if (!(cores >= 0 && cores <= kMaxCores)) {
+    errors.Add(Join(path, key), Fmt(cores) + " is outside [0, 1000000] cores");
+    return;
+  }
+  *milli = static_cast<std::int64_t>(cores * 1000);
+}
+
 std::vector<std::vector<int>> Topology(const YAML::Node& t, int gpus, const std::string& path,
                                        ConfigErrors& errors) {
   std::vector<std::vector<int>> links(gpus, std::vector<int>(gpus, 0));
@@ -127,9 +146,8 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
     ReadInt(n, path, "count", &count, errors);
     if (name.empty() == prefix.empty()) errors.Add(path, "give exactly one of name or namePrefix");
     if (count < 1 || (!name.empty() && count != 1)) errors.Add(Join(path, "count"), "must be >= 1 (1 with name)");
-    double cpu = 32;
-    ReadDouble(n, path, "cpu", &cpu, errors);
-    base.cpu_milli = static_cast<std::int64_t>(cpu * 1000);
+    base.cpu_milli = 32'000;
+    ReadCpu(n, path, "cpu", &base.cpu_milli, errors);
     ReadBytes(n, path, "memory", &base.memory, errors);
     ReadLabels(n["labels"], Join(path, "labels"), &base.labels, errors);
     const std::string gp = Join(path, "gpu");
@@ -241,9 +259,7 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     const std::string rp = Join(path, "requests");
     if (IsMap(n["requests"], rp, errors)) {
       CheckKeys(n["requests"], rp, {"cpu", "memory"}, errors);
-      double cpu = static_cast<double>(t.cpu_milli) / 1000;
-      ReadDouble(n["requests"], rp, "cpu", &cpu, errors);
-      t.cpu_milli = static_cast<std::int64_t>(cpu * 1000);
+      ReadCpu(n["requests"], rp, "cpu", &t.cpu_milli, errors);
       ReadBytes(n["requests"], rp, "memory", &t.memory_request, errors);
     }
     ReadDuration(n, path, "startup", &t.startup_ms, errors);

@@ -80,6 +80,12 @@ TEST(Spec, ErrorsNameTheirPath) {
        "classes[0].arrival.kind: \"wave\" (expected burst or poisson)"},
       {"bad load type", "classes: [{name: a, memory: {peak: 1Gi}, loadType: HEAVY}]", false,
        "classes[0].loadType: \"HEAVY\""},
+      // Found by fuzz_sim_cluster: 2.2e67 cores (2.2e70 millicores) overflowed the millicore cast (UB).
+      {"node cpu beyond int64", "nodes: [{name: a, cpu: 22222222222222222222222222222222222222222222222222222222222222222264}]",
+       true, "nodes[0].cpu: 2.2222222222222223e+67 is outside [0, 1000000] cores"},
+      {"negative node cpu", "nodes: [{name: a, cpu: -1}]", true, "nodes[0].cpu: -1 is outside"},
+      {"task cpu beyond int64", "classes: [{name: a, memory: {peak: 1Gi}, requests: {cpu: 1e300}}]", false,
+       "classes[0].requests.cpu: 1e+300 is outside [0, 1000000] cores"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

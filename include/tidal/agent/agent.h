@@ -36,6 +36,7 @@ class Agent {
   Agent& operator=(const Agent&) = delete;
 
   // Runs every collector once and publishes the result; also used by --once.
+  // Safe to call while the collection thread runs: passes are serialised.
   void CollectOnce();
   // Collects now, then every interval, on a thread of its own, until Stop().
   void Start();
@@ -53,6 +54,7 @@ class Agent {
   AgentOptions options_;
   std::vector<std::unique_ptr<Collector>> collectors_;
   const MonotonicClock& clock_;
+  std::mutex collect_mu_;  // held for a whole pass; guards collectors_ use and passes_
   std::uint64_t passes_ = 0;
 
   mutable std::mutex mu_;  // guards latest_ and stop_

@@ -1,6 +1,8 @@
 #pragma once
 // HTTP for the agent: /metrics and /healthz over an Agent's latest exposition,
 // and the kubelet pod-list client. The HTTP library stays behind these classes.
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -9,9 +11,21 @@
 
 namespace tidal::agent {
 
+// What one request may carry. The agent only serves GETs of a few bytes, so the
+// limits are tight: a larger request is refused before any handler runs.
+struct ServerLimits {
+  std::size_t max_body_bytes = 1024;     // 413 above (Content-Length or chunked)
+  std::size_t max_header_count = 64;     // 431 above
+  std::size_t max_header_bytes = 16384;  // names + values together; 431 above
+  int read_timeout_ms = 5000;            // per read; an idle or stalled client is dropped
+  int write_timeout_ms = 5000;
+  int keep_alive_max_requests = 100;
+  int keep_alive_timeout_ms = 5000;
+};
+
 class MetricsServer {
  public:
-  explicit MetricsServer(const Agent& agent);
+  explicit MetricsServer(const Agent& agent, ServerLimits limits = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -26,12 +40,25 @@ class MetricsServer {
   std::unique_ptr<Impl> impl_;
 };
 
+inline constexpr const char* kServiceAccountCa =
+    "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+
 struct KubeletOptions {
   std::string url;  // e.g. https://node-ip:10250/pods
   std::string token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
-  std::string ca_file;  // empty: do not verify the kubelet's serving certificate
+  std::string ca_file;                // verifies the kubelet's serving certificate
+  bool insecure_skip_verify = false;  // only when asked for: the token would go to anyone
   int timeout_ms = 5000;
+  std::size_t max_body_bytes = std::size_t{16} << 20;  // a PodList larger than this is refused
 };
+
+// Chooses how the kubelet's certificate is checked: an explicit --kubelet-ca, else
+// the service-account CA when it exists (in a pod), else an error naming the flags,
+// unless verification is explicitly skipped. Plain http needs no CA.
+// `exists` is injected so tests need no file system.
+Status ResolveKubeletTrust(const std::string& url, const std::string& ca_flag, bool insecure,
+                           const std::function<bool(const std::string&)>& exists,
+                           KubeletOptions* out);
 
 // A PodListSource that GETs the kubelet's /pods with the service-account token.
 PodListSource KubeletPodSource(KubeletOptions options);
