@@ -259,7 +259,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       dst.emplace_back(names[i], "tidal: " + res.status.reason());
     }
     if (!eval.pod_status.ok()) rejected_by.emplace_back("pod", static_cast<int>(n));
-    // Opt-in (whenAllRejected: leastLoaded): rather than Pending, the least
+    // Opt-in (whenAllRejected: least-loaded): rather than Pending, the least
     // loaded node rejected for load alone.
     if (feasible == 0 && eval.pod_status.ok() &&
         config_.when_all_rejected == WhenAllRejected::kLeastLoaded && !r.failed.empty()) {

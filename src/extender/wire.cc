@@ -164,16 +164,21 @@ Status ArgsDecoder::Decode(std::string_view body, const DecodeOptions& options, 
     element items;
     simdjson::dom::array list;
     if (!nodes.is_object()) return Status::Error("Nodes: expected a NodeList object");
-    if (Field(nodes, "items", &items) && items.get_array().get(list) != SUCCESS)
+    // A NodeList without items (or items: null) is an empty list. Only iterate an
+    // array that was found: a default dom::array has no document behind it.
+    const bool has_items = Field(nodes, "items", &items);
+    if (has_items && items.get_array().get(list) != SUCCESS)
       return Status::Error("Nodes.items: expected an array");
     out->has_nodes = true;
-    out->nodes.reserve(list.size());
-    std::size_t i = 0;
-    for (element item : list) {
-      out->nodes.emplace_back();
-      s = DecodeNode(item, fmt::format("Nodes.items[{}]", i++), options.keep_node_json,
-                     &out->nodes.back());
-      if (!s.ok()) return s;
+    if (has_items) {
+      out->nodes.reserve(list.size());
+      std::size_t i = 0;
+      for (element item : list) {
+        out->nodes.emplace_back();
+        s = DecodeNode(item, fmt::format("Nodes.items[{}]", i++), options.keep_node_json,
+                       &out->nodes.back());
+        if (!s.ok()) return s;
+      }
     }
   }
   element names;

@@ -45,6 +45,10 @@ TEST(Wire, KeysAreCaseInsensitiveAndNullIsAbsent) {
       {"PascalCase names",
        std::string(R"({"Pod":)") + pod + R"(,"Nodes":null,"NodeNames":["a","b"]})", false, true, 2},
       {"lower case", std::string(R"({"pod":)") + pod + R"(,"nodenames":["a"]})", false, true, 1},
+      // Found by fuzz_extender_args: a NodeList without items was iterated as a
+      // default simdjson array (undefined behaviour).
+      {"a NodeList without items",
+       std::string(R"({"Pod":)") + pod + R"(,"Nodes":{"metadata":{},"x":[]}})", true, false, 0},
       {"camelCase nodes",
        std::string(R"({"pod":)") + pod +
            R"(,"nodes":{"items":[{"metadata":{"name":"g1","labels":{"tidal.io/pool":"golden"}},
@@ -60,7 +64,7 @@ TEST(Wire, KeysAreCaseInsensitiveAndNullIsAbsent) {
     EXPECT_EQ(a.has_nodes, tc.has_nodes);
     EXPECT_EQ(a.has_node_names, tc.has_names);
     EXPECT_EQ(tc.has_nodes ? a.nodes.size() : a.node_names.size(), tc.count);
-    if (tc.has_nodes) {
+    if (tc.has_nodes && tc.count > 0) {
       EXPECT_EQ(a.nodes[0].labels.at("tidal.io/pool"), "golden");
       EXPECT_EQ(a.nodes[0].allocatable_gpus, 4);
       EXPECT_EQ(a.nodes[0].cpu_milli_allocatable, 15500);
