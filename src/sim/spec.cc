@@ -41,8 +41,8 @@ std::optional<double> Scalar(const YAML::Node& n, Unit unit) {
   return std::nullopt;
 }
 
-void ReadRange(const YAML::Node& node, const std::string& path, const char* key, Unit unit, Range* out,
-               ConfigErrors& errors) {
+void ReadRange(const YAML::Node& node, const std::string& path, const char* key, Unit unit,
+               Range* out, ConfigErrors& errors) {
   const YAML::Node v = node[key];
   if (!v || v.IsNull()) return;
   const std::string p = Join(path, key);
@@ -84,7 +84,9 @@ std::vector<std::vector<int>> Topology(const YAML::Node& t, int gpus, const std:
   std::vector<std::vector<int>> links(gpus, std::vector<int>(gpus, 0));
   if (!t || t.IsNull() || (t.IsScalar() && t.Scalar() == "pcie")) return links;
   if (!t.IsMap()) {
-    errors.Add(path, "expected pcie, {nvlink: all, links: N} or {nvlink: pairs, pairs: [[a, b, links], ...]}");
+    errors.Add(
+        path,
+        "expected pcie, {nvlink: all, links: N} or {nvlink: pairs, pairs: [[a, b, links], ...]}");
     return links;
   }
   CheckKeys(t, path, {"nvlink", "links", "pairs"}, errors);
@@ -136,7 +138,8 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
       errors.Add(path, "expected a mapping");
       continue;
     }
-    CheckKeys(n, path, {"name", "namePrefix", "count", "cpu", "memory", "gpu", "topology", "disk", "labels"},
+    CheckKeys(n, path,
+              {"name", "namePrefix", "count", "cpu", "memory", "gpu", "topology", "disk", "labels"},
               errors);
     NodeSpec base;
     int count = 1;
@@ -145,7 +148,8 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
     ReadString(n, path, "namePrefix", &prefix, errors);
     ReadInt(n, path, "count", &count, errors);
     if (name.empty() == prefix.empty()) errors.Add(path, "give exactly one of name or namePrefix");
-    if (count < 1 || (!name.empty() && count != 1)) errors.Add(Join(path, "count"), "must be >= 1 (1 with name)");
+    if (count < 1 || (!name.empty() && count != 1))
+      errors.Add(Join(path, "count"), "must be >= 1 (1 with name)");
     base.cpu_milli = 32'000;
     ReadCpu(n, path, "cpu", &base.cpu_milli, errors);
     ReadBytes(n, path, "memory", &base.memory, errors);
@@ -171,6 +175,13 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
       ReadString(n["disk"], dp, "name", &base.disk.name, errors);
       ReadDouble(n["disk"], dp, "baseAwaitMs", &base.disk.base_await_ms, errors);
       if (!(base.disk.base_await_ms > 0)) errors.Add(Join(dp, "baseAwaitMs"), "must be > 0");
+    }
+    // A cluster file names at most kMaxClusterNodes nodes: a typo in `count` must be
+    // an error, not gigabytes of node specs (found by fuzz_sim_cluster).
+    if (count > 0 && static_cast<std::size_t>(count) > kMaxClusterNodes - c.nodes.size()) {
+      errors.Add(Join(path, "count"), std::to_string(count) + " takes the cluster over " +
+                                          std::to_string(kMaxClusterNodes) + " nodes");
+      continue;
     }
     for (int k = 0; k < count; ++k) {
       NodeSpec s = base;
@@ -199,14 +210,15 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
       continue;
     }
     CheckKeys(n, path,
-              {"name", "count", "arrival", "gpus", "loadType", "image", "declaredMemory", "memory", "nvlink",
-               "nvlinkRequired", "computeDuty", "io", "duration", "requests", "startup"},
+              {"name", "count", "arrival", "gpus", "loadType", "image", "declaredMemory", "memory",
+               "nvlink", "nvlinkRequired", "computeDuty", "io", "duration", "requests", "startup"},
               errors);
     TaskClass t;
     ReadString(n, path, "name", &t.name, errors);
     if (t.name.empty()) errors.Add(Join(path, "name"), "required");
     ReadInt(n, path, "count", &t.count, errors);
-    if (t.count < 0 || t.count > 1'000'000) errors.Add(Join(path, "count"), "must be in [0, 1000000]");
+    if (t.count < 0 || t.count > 1'000'000)
+      errors.Add(Join(path, "count"), "must be in [0, 1000000]");
     const std::string ap = Join(path, "arrival");
     if (IsMap(n["arrival"], ap, errors)) {
       const YAML::Node a = n["arrival"];
@@ -219,11 +231,15 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
       ReadDuration(a, ap, "meanGap", &t.mean_gap_ms, errors);
     }
     ReadInt(n, path, "gpus", &t.gpus, errors);
-    if (t.gpus < 0 || t.gpus > kMaxGpusPerNode) errors.Add(Join(path, "gpus"), "must be in [0, 64]");
+    if (t.gpus < 0 || t.gpus > kMaxGpusPerNode)
+      errors.Add(Join(path, "gpus"), "must be in [0, 64]");
     std::string lt;
     ReadString(n, path, "loadType", &lt, errors);
-    if (auto parsed = ParseLoadType(lt)) t.load_type = *parsed;
-    else errors.Add(Join(path, "loadType"), "\"" + lt + "\" (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
+    if (auto parsed = ParseLoadType(lt))
+      t.load_type = *parsed;
+    else
+      errors.Add(Join(path, "loadType"),
+                 "\"" + lt + "\" (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
     ReadString(n, path, "image", &t.image, errors);
     if (n["declaredMemory"]) {
       Bytes b = 0;
@@ -245,14 +261,17 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     ReadBool(n, path, "nvlink", &t.uses_nvlink, errors);
     ReadBool(n, path, "nvlinkRequired", &t.nvlink_required, errors);
     ReadDouble(n, path, "computeDuty", &t.compute_duty, errors);
-    if (!(t.compute_duty > 0 && t.compute_duty <= 1)) errors.Add(Join(path, "computeDuty"), "must be in (0, 1]");
+    if (!(t.compute_duty > 0 && t.compute_duty <= 1))
+      errors.Add(Join(path, "computeDuty"), "must be in (0, 1]");
     const std::string iop = Join(path, "io");
     if (IsMap(n["io"], iop, errors)) {
       CheckKeys(n["io"], iop, {"intensity", "bound"}, errors);
       ReadDouble(n["io"], iop, "intensity", &t.io_intensity, errors);
       ReadDouble(n["io"], iop, "bound", &t.io_bound, errors);
-      if (!(t.io_intensity >= 0 && t.io_intensity <= 1)) errors.Add(Join(iop, "intensity"), "must be in [0, 1]");
-      if (!(t.io_bound >= 0 && t.io_bound <= 1)) errors.Add(Join(iop, "bound"), "must be in [0, 1]");
+      if (!(t.io_intensity >= 0 && t.io_intensity <= 1))
+        errors.Add(Join(iop, "intensity"), "must be in [0, 1]");
+      if (!(t.io_bound >= 0 && t.io_bound <= 1))
+        errors.Add(Join(iop, "bound"), "must be in [0, 1]");
     }
     ReadRange(n, path, "duration", Unit::kSeconds, &t.duration_seconds, errors);
     if (!(t.duration_seconds.lo > 0)) errors.Add(Join(path, "duration"), "must be > 0");
@@ -283,7 +302,9 @@ YAML::Node LoadYamlFile(const std::string& path) {
 
 }  // namespace
 
-ClusterSpec LoadClusterFile(const std::string& path) { return LoadClusterSpec(LoadYamlFile(path), path); }
+ClusterSpec LoadClusterFile(const std::string& path) {
+  return LoadClusterSpec(LoadYamlFile(path), path);
+}
 
 WorkloadSpec LoadWorkload(const std::string& ref) {
   if (ref.rfind("builtin:", 0) == 0) {
@@ -297,7 +318,10 @@ WorkloadSpec LoadWorkload(const std::string& ref) {
 ClusterSpec LoadCluster(const std::string& ref) {
   if (ref.rfind("builtin:", 0) == 0) {
     const char* text = BuiltinClusterYaml(ref.substr(8));
-    if (!text) throw InputError{ref + ": no such built-in cluster (expected builtin:seed-8xA10 or builtin:seed-8xA10-golden)"};
+    if (!text)
+      throw InputError{
+          ref +
+          ": no such built-in cluster (expected builtin:seed-8xA10 or builtin:seed-8xA10-golden)"};
     return LoadClusterSpec(YAML::Load(text), ref);
   }
   return LoadClusterFile(ref);

@@ -1,9 +1,9 @@
 #include "tidal/sim/spec.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "tidal/core/status.h"
 
@@ -20,7 +20,8 @@ std::string ReadFile(const std::string& rel) {
 TEST(Spec, BuiltinsAreTheShippedFiles) {
   EXPECT_EQ(BuiltinWorkloadYaml("seed"), ReadFile("examples/workloads/seed.yaml"));
   EXPECT_EQ(BuiltinClusterYaml("seed-8xA10"), ReadFile("examples/clusters/seed-8xA10.yaml"));
-  EXPECT_EQ(BuiltinClusterYaml("seed-8xA10-golden"), ReadFile("examples/clusters/seed-8xA10-golden.yaml"));
+  EXPECT_EQ(BuiltinClusterYaml("seed-8xA10-golden"),
+            ReadFile("examples/clusters/seed-8xA10-golden.yaml"));
   EXPECT_EQ(BuiltinWorkloadYaml("nope"), nullptr);
 }
 
@@ -65,27 +66,37 @@ TEST(Spec, ErrorsNameTheirPath) {
   };
   const Case cases[] = {
       {"cluster without nodes", "{}", true, "expected a mapping with a list under \"nodes\""},
-      {"both name and prefix", "nodes: [{name: a, namePrefix: b}]", true, "nodes[0]: give exactly one of name or namePrefix"},
-      {"bad GPU memory", "nodes: [{name: a, gpu: {memory: lots}}]", true, "nodes[0].gpu.memory: expected a non-negative"},
-      {"bad topology", "nodes: [{name: a, topology: {nvlink: some}}]", true, "nodes[0].topology.nvlink: \"some\""},
+      {"both name and prefix", "nodes: [{name: a, namePrefix: b}]", true,
+       "nodes[0]: give exactly one of name or namePrefix"},
+      {"bad GPU memory", "nodes: [{name: a, gpu: {memory: lots}}]", true,
+       "nodes[0].gpu.memory: expected a non-negative"},
+      {"bad topology", "nodes: [{name: a, topology: {nvlink: some}}]", true,
+       "nodes[0].topology.nvlink: \"some\""},
       {"bad pair", "nodes: [{name: a, topology: {nvlink: pairs, pairs: [[0, 9, 2]]}}]", true,
        "nodes[0].topology.pairs[0]: expected [gpu, gpu, links]"},
       {"workload without classes", "{}", false, "expected a mapping with a list under \"classes\""},
-      {"class without memory", "classes: [{name: a, count: 1}]", false, "classes[0].memory: required"},
-      {"peak below context", "classes: [{name: a, memory: {context: 2Gi, peak: [1Gi, 1Gi]}}]", false,
-       "classes[0].memory.peak: must be at least the context"},
+      {"class without memory", "classes: [{name: a, count: 1}]", false,
+       "classes[0].memory: required"},
+      {"peak below context", "classes: [{name: a, memory: {context: 2Gi, peak: [1Gi, 1Gi]}}]",
+       false, "classes[0].memory.peak: must be at least the context"},
       {"bad range", "classes: [{name: a, memory: {peak: [2Gi, 1Gi]}}]", false,
        "classes[0].memory.peak: expected a value or [low, high]"},
       {"bad arrival", "classes: [{name: a, memory: {peak: 1Gi}, arrival: {kind: wave}}]", false,
        "classes[0].arrival.kind: \"wave\" (expected burst or poisson)"},
       {"bad load type", "classes: [{name: a, memory: {peak: 1Gi}, loadType: HEAVY}]", false,
        "classes[0].loadType: \"HEAVY\""},
-      // Found by fuzz_sim_cluster: 2.2e67 cores (2.2e70 millicores) overflowed the millicore cast (UB).
-      {"node cpu beyond int64", "nodes: [{name: a, cpu: 22222222222222222222222222222222222222222222222222222222222222222264}]",
+      // Found by fuzz_sim_cluster: 2.2e67 cores (2.2e70 millicores) overflowed the millicore cast
+      // (UB).
+      {"node cpu beyond int64",
+       "nodes: [{name: a, cpu: "
+       "22222222222222222222222222222222222222222222222222222222222222222264}]",
        true, "nodes[0].cpu: 2.2222222222222223e+67 is outside [0, 1000000] cores"},
       {"negative node cpu", "nodes: [{name: a, cpu: -1}]", true, "nodes[0].cpu: -1 is outside"},
-      {"task cpu beyond int64", "classes: [{name: a, memory: {peak: 1Gi}, requests: {cpu: 1e300}}]", false,
-       "classes[0].requests.cpu: 1e+300 is outside [0, 1000000] cores"},
+      // Found by fuzz_sim_cluster: count 2222264 allocated 2 GB of node specs.
+      {"too many nodes", "nodes: [{namePrefix: n, count: 19999}, {namePrefix: m, count: 2}]", true,
+       "nodes[1].count: 2 takes the cluster over 20000 nodes"},
+      {"task cpu beyond int64", "classes: [{name: a, memory: {peak: 1Gi}, requests: {cpu: 1e300}}]",
+       false, "classes[0].requests.cpu: 1e+300 is outside [0, 1000000] cores"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

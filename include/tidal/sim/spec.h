@@ -1,11 +1,11 @@
 #pragma once
 // Cluster and workload descriptions for the simulator (YAML files or built-ins).
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "tidal/core/types.h"
 
@@ -30,6 +30,9 @@ struct NodeSpec {
   DiskSpec disk;
 };
 
+// The most nodes a cluster file may describe (the largest public trace has ~6 500).
+inline constexpr std::size_t kMaxClusterNodes = 20'000;
+
 struct ClusterSpec {
   std::string name;
   std::vector<NodeSpec> nodes;
@@ -51,7 +54,7 @@ struct TaskClass {
   int gpus = 1;
   LoadType load_type = LoadType::kUnspecified;
   std::string image = "pytorch/pytorch:2.1";
-  std::optional<Bytes> declared_memory;  // ai.gpu-memory per GPU; none: Tidal estimates
+  std::optional<Bytes> declared_memory;     // ai.gpu-memory per GPU; none: Tidal estimates
   Bytes memory_context = Bytes{600} << 20;  // CUDA context, allocated at start
   Range memory_peak;                        // bytes per GPU, drawn per task
   Range ramp_seconds{30, 90};               // context → peak
@@ -63,7 +66,7 @@ struct TaskClass {
   Range duration_seconds{600, 1200};        // at full speed
   std::int64_t cpu_milli = 4'000;
   Bytes memory_request = Bytes{16} << 30;
-  TimeMs startup_ms = 30'000;               // image pull and container start
+  TimeMs startup_ms = 30'000;  // image pull and container start
 };
 
 struct WorkloadSpec {
