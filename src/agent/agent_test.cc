@@ -421,7 +421,8 @@ TEST_P(KubeletTrustCases, VerifiesUnlessExplicitlySkipped) {
     return path == "/etc/kubelet-ca.pem" || (tc.sa_ca_present && path == kServiceAccountCa);
   };
   KubeletOptions o;
-  const Status st = ResolveKubeletTrust(tc.url, tc.ca_flag, tc.insecure, exists, &o);
+  const Status st =
+      ResolveKubeletTrust(tc.url, tc.ca_flag, tc.insecure, kServiceAccountCa, exists, &o);
   ASSERT_EQ(st.ok(), tc.ok) << st.reason();
   if (tc.ok) {
     EXPECT_EQ(o.ca_file, tc.want_ca);

@@ -99,6 +99,7 @@ void MetricsServer::Stop() {
 }
 
 Status ResolveKubeletTrust(const std::string& url, const std::string& ca_flag, bool insecure,
+                           const std::string& default_ca,
                            const std::function<bool(const std::string&)>& exists,
                            KubeletOptions* out) {
   out->url = url;
@@ -124,13 +125,13 @@ Status ResolveKubeletTrust(const std::string& url, const std::string& ca_flag, b
     out->ca_file = ca_flag;
     return Status();
   }
-  if (exists(kServiceAccountCa)) {
-    out->ca_file = kServiceAccountCa;
+  if (exists(default_ca)) {
+    out->ca_file = default_ca;
     return Status();
   }
   return Status::Error("--kubelet-url " + url +
                        ": no CA to verify the kubelet's certificate (no --kubelet-ca and no " +
-                       kServiceAccountCa +
+                       default_ca +
                        "); give --kubelet-ca, or --kubelet-insecure-skip-verify to accept any "
                        "certificate");
 }

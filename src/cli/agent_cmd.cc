@@ -33,6 +33,7 @@ struct AgentFlags {
   std::string kubelet_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
   std::string kubelet_ca;
   bool kubelet_insecure = false;
+  std::string service_account_ca = agent::kServiceAccountCa;
   std::string pods_file;
   int nvlink_slots = 2;
   bool once = false;
@@ -118,8 +119,8 @@ int RunAgent(const AgentFlags& f) {
   } else if (!f.kubelet_url.empty()) {
     agent::KubeletOptions k;
     const auto exists = [](const std::string& path) { return access(path.c_str(), R_OK) == 0; };
-    if (Status st =
-            agent::ResolveKubeletTrust(f.kubelet_url, f.kubelet_ca, f.kubelet_insecure, exists, &k);
+    if (Status st = agent::ResolveKubeletTrust(f.kubelet_url, f.kubelet_ca, f.kubelet_insecure,
+                                               f.service_account_ca, exists, &k);
         !st.ok())
       throw InputError{st.reason()};
     if (k.insecure_skip_verify)
@@ -207,6 +208,9 @@ void AddAgent(CLI::App& app) {
   cmd->add_option("--kubelet-ca", f->kubelet_ca,
                   "CA that signed the kubelet's serving certificate (default: the "
                   "service-account CA when present)");
+  cmd->add_option("--service-account-ca", f->service_account_ca,
+                  "CA used for the kubelet when --kubelet-ca is not given (if it exists)")
+      ->capture_default_str();
   cmd->add_flag("--kubelet-insecure-skip-verify", f->kubelet_insecure,
                 "accept any kubelet certificate (the bearer token is then exposed to whoever "
                 "answers)");

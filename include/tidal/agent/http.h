@@ -53,10 +53,11 @@ struct KubeletOptions {
 };
 
 // Chooses how the kubelet's certificate is checked: an explicit --kubelet-ca, else
-// the service-account CA when it exists (in a pod), else an error naming the flags,
+// the service-account CA `default_ca` when it exists (in a pod), else an error naming the flags,
 // unless verification is explicitly skipped. Plain http needs no CA.
 // `exists` is injected so tests need no file system.
 Status ResolveKubeletTrust(const std::string& url, const std::string& ca_flag, bool insecure,
+                           const std::string& default_ca,
                            const std::function<bool(const std::string&)>& exists,
                            KubeletOptions* out);
 

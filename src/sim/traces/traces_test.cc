@@ -263,20 +263,24 @@ TEST(FgdExpectedSummary, Rows) {
   EXPECT_DOUBLE_EQ(rows[0].unalloc_pct_mean, 4.77);
 }
 
-// The real traces, when TIDAL_TRACES_DIR points at them (they are not in the
-// repository): every file loads whole, with the row counts their READMEs give.
+// Whole trace files load with the row counts their READMEs give: the openb files
+// committed under testdata/traces always; with TIDAL_TRACES_DIR pointing at the
+// full set (not in the repository), every other trace as well.
 TEST(RealTraces, EveryFileLoads) {
+  const std::string fixtures = std::string(TIDAL_TESTDATA_DIR) + "/traces/";
+  auto fixture = [&](const std::string& rel) { return Csv::ReadFile(fixtures + rel); };
+  EXPECT_EQ(LoadOpenbNodes(fixture("openb/openb_node_list_gpu_node.csv")).size(), 1213u);
+  EXPECT_EQ(LoadOpenbPods(fixture("openb/openb_pod_list_default.csv")).size(), 8152u);
+  EXPECT_EQ(LoadFgdSummary(fixture("openb/fgd_expected/fgd_summary.csv")).size(), 264u);
+
   const char* dir = std::getenv("TIDAL_TRACES_DIR");
-  if (!dir || !*dir) GTEST_SKIP() << "TIDAL_TRACES_DIR not set";
+  if (!dir || !*dir) return;  // the committed files above are all there is
   const std::string d(dir);
   auto csv = [&](const std::string& rel) { return Csv::ReadFile(d + "/" + rel); };
-  EXPECT_EQ(LoadOpenbNodes(csv("openb/openb_node_list_gpu_node.csv")).size(), 1213u);
   EXPECT_EQ(LoadOpenbNodes(csv("openb/openb_node_list_all_node.csv")).size(), 1523u);
-  EXPECT_EQ(LoadOpenbPods(csv("openb/openb_pod_list_default.csv")).size(), 8152u);
   EXPECT_EQ(LoadOpenbPods(csv("openb/openb_pod_list_gpushare100.csv")).size(), 8152u);
   EXPECT_EQ(LoadOpenbPods(csv("openb/openb_pod_list_gpuspec33.csv")).size(), 8152u);
   EXPECT_EQ(LoadOpenbPods(csv("openb/openb_pod_list_multigpu50.csv")).size(), 9061u);
-  EXPECT_EQ(LoadFgdSummary(csv("openb/fgd_expected/fgd_summary.csv")).size(), 264u);
   EXPECT_EQ(LoadPhillyJobs(csv("philly/philly.csv")).size(), 82247u);
   EXPECT_EQ(LoadPhillyVcs(csv("philly/philly_vc.csv")).size(), 11u);
   const auto genai = LoadGenaiUsage(csv("alibaba_genai_2026/pod_gpu_memory_used_bytes_anon.csv"),
