@@ -64,6 +64,8 @@ Extender::Extender(PolicyConfig config, const ViewStore& store, const Clock& clo
   runners_.push_back(std::make_unique<Runner>(config_));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 1)));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 2)));
+  filter_instruments_ = InstrumentsFor("filter");
+  prioritize_instruments_ = InstrumentsFor("prioritize");
   start_ms_ = clock_.NowMs();
 }
 
@@ -116,16 +118,21 @@ int Extender::ObserveStage(TimeMs now_ms, const ClusterView& view) {
   return stage;
 }
 
+Extender::VerbInstruments Extender::InstrumentsFor(const std::string& verb) {
+  return {&metrics_->requests.With({verb, "ok"}), &metrics_->requests.With({verb, "bad_request"}),
+          &metrics_->duration.With({verb}, LatencyBuckets())};
+}
+
 Reply Extender::Filter(std::string_view body) { return Decide("filter", body, true); }
 Reply Extender::Prioritize(std::string_view body) { return Decide("prioritize", body, false); }
 
 Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string verb_s(verb);
-  auto finish = [&](Reply reply, const char* code) {
-    metrics_->requests.With({verb_s, code}).Add(1);
-    metrics_->duration.With({verb_s}, LatencyBuckets())
-        .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const VerbInstruments& inst = filter ? filter_instruments_ : prioritize_instruments_;
+  auto finish = [&](Reply reply, bool ok) {
+    (ok ? inst.ok : inst.bad_request)->Add(1);
+    inst.duration->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return reply;
   };
   auto ctx = Acquire();
@@ -144,7 +151,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       reply.http_status = 400;
       reply.body = "tidal: " + s.reason();
     }
-    return finish(std::move(reply), "bad_request");
+    return finish(std::move(reply), false);
   }
   const ExtenderArgs& args = ctx->args;
   const PodDemand pod = ToPodDemand(args.pod);
@@ -185,7 +192,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     if (all_found) {
       EncodeHostPriorityList(list, &reply.body);
       Release(std::move(ctx));
-      return finish(std::move(reply), "ok");
+      return finish(std::move(reply), true);
     }
   }
 
@@ -228,7 +235,6 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   runners_[stage]->Evaluate(pod, nodes, RunOptions{false, false}, &ctx->eval);
   const Evaluation& eval = ctx->eval;
 
-  const char* code = "ok";
   int feasible = 0;
   if (filter) {
     FilterResult r;
@@ -294,7 +300,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       m->feasible.push_back(eval.nodes[i].feasible() ? 1 : 0);
       m->scores.push_back(eval.nodes[i].score);
     }
-    auto candidates = std::make_shared<std::vector<std::string>>(m->names);
+    // /debug/nodes reads the memo's names; no second copy.
+    std::shared_ptr<const std::vector<std::string>> candidates(m, &m->names);
     std::lock_guard<std::mutex> lock(memo_mu_);
     memo_ = std::move(m);
     last_candidates_ = std::move(candidates);
@@ -315,7 +322,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   Release(std::move(ctx));
-  return finish(std::move(reply), code);
+  return finish(std::move(reply), true);
 }
 
 std::string Extender::DebugNodes() const {

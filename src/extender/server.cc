@@ -106,7 +106,6 @@ Status Server::Start() {
   s.Get("/debug/nodes", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(impl_->extender.DebugNodes() + "\n", "application/json");
   });
-  s.set_payload_max_length(im.options.max_body_bytes);
 
   if (im.options.port == 0) {
     im.port = s.bind_to_any_port(im.options.host);

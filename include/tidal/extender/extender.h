@@ -68,6 +68,14 @@ class Extender {
   struct Context;  // per-request working storage, pooled
   std::unique_ptr<Context> Acquire();
   void Release(std::unique_ptr<Context> c);
+  // A verb's instruments, looked up once: With() takes a lock and builds label
+  // vectors, which the request path should not pay for.
+  struct VerbInstruments {
+    AtomicDouble* ok = nullptr;
+    AtomicDouble* bad_request = nullptr;
+    Histogram* duration = nullptr;
+  };
+  VerbInstruments InstrumentsFor(const std::string& verb);
   Reply Decide(std::string_view verb, std::string_view body, bool filter);
 
   PolicyConfig config_;
@@ -76,6 +84,7 @@ class Extender {
   std::shared_ptr<spdlog::logger> log_;
   ExtenderMetrics* metrics_;
   std::vector<std::unique_ptr<Runner>> runners_;  // by stage 0, 1, 2
+  VerbInstruments filter_instruments_, prioritize_instruments_;
   std::atomic<int> last_stage_{-1};
   TimeMs start_ms_ = 0;
 
