@@ -3,12 +3,19 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/commands.h"
+#include "tidal/extender/binder.h"
+#include "tidal/extender/kube_sync.h"
 #include "tidal/extender/refresher.h"
 #include "tidal/extender/server.h"
+#include "tidal/kube/client.h"
+#include "tidal/kube/config.h"
+#include "tidal/kube/informer.h"
 #include "tidal/metrics/snapshot.h"
 #include "tidal/policy/config.h"
 
@@ -24,6 +31,8 @@ struct ServeFlags {
   int threads = 8;
   std::string log_level = "info";
   std::string tls_cert, tls_key;
+  bool in_cluster = false;
+  std::string kubeconfig, kube_context;
 };
 
 int RunServe(const ServeFlags& f) {
@@ -64,15 +73,62 @@ int RunServe(const ServeFlags& f) {
   sigaddset(&sigs, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
+  // The Kubernetes API: node and pod watches, and /bind with reservations.
+  std::unique_ptr<kube::KubeClient> api;
+  if (f.in_cluster && !f.kubeconfig.empty())
+    throw InputError{"--in-cluster and --kubeconfig: choose one"};
+  if (f.in_cluster) {
+    api = std::make_unique<kube::KubeClient>(
+        kube::InClusterEndpoint(kube::ProcessEnv(), kube::kServiceAccountDir));
+  } else if (!f.kubeconfig.empty()) {
+    api = std::make_unique<kube::KubeClient>(kube::LoadKubeconfig(f.kubeconfig, f.kube_context));
+  }
+
   SystemClock clock;
   extender::ViewStore store;
   extender::NodeCatalog catalog;
   extender::ExtenderMetrics metrics;
+  ReservationOptions ro;
+  ro.ttl_ms = config.reservations.ttl_ms;
+  ro.visible_after_ms = config.reservations.visible_after_ms;
+  ro.claims = config.reservations.claims;
+  extender::InFlight inflight(ro, config.nvlink.slots_per_gpu);
   extender::Extender ext(config, store, clock, log, &metrics);
   extender::Refresher refresher(source, store, catalog, clock, config.metric_cache_ttl_ms, log);
+  refresher.AttachReservations(&inflight);
   extender::Server server(ext, metrics, store, clock, so);
+
+  std::unique_ptr<extender::KubeSync> sync;
+  std::unique_ptr<kube::Informer> nodes_informer, pods_informer;
+  std::unique_ptr<extender::Binder> binder;
+  if (api) {
+    sync = std::make_unique<extender::KubeSync>(catalog, &inflight, log);
+    nodes_informer =
+        std::make_unique<kube::Informer>(*api, "/api/v1/nodes", sync->node_handler(), log);
+    kube::InformerOptions pod_options;
+    pod_options.field_selector = "spec.nodeName!=";  // bound pods hold resources
+    pods_informer = std::make_unique<kube::Informer>(*api, "/api/v1/pods", sync->pod_handler(), log,
+                                                     pod_options);
+    extender::BinderOptions bo;
+    bo.reservations = config.reservations.enabled;
+    binder = std::make_unique<extender::Binder>(
+        ext, *api, &inflight, [&refresher] { refresher.Republish(); }, clock,
+        [](TimeMs ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }, log,
+        &metrics, bo);
+    server.SetBinder(binder.get());
+    server.SetReadiness([&]() -> std::string {
+      if (!nodes_informer->synced()) return "waiting for the first list of nodes";
+      if (!pods_informer->synced()) return "waiting for the first list of pods";
+      return "";
+    });
+  }
   if (Status s = server.Start(); !s.ok()) throw InputError{s.reason()};
   refresher.Start();
+  if (api) {
+    nodes_informer->Start();
+    pods_informer->Start();
+    log->info("tidal serve: watching nodes and pods at {}, serving /bind", api->Describe());
+  }
   log->info("tidal serve: listening on {}://{}:{}, metrics from {} every {} ms (node label {})",
             so.tls_cert_file.empty() ? "http" : "https", so.host, server.port(), f.prometheus,
             config.metric_cache_ttl_ms, f.node_label);
@@ -80,6 +136,10 @@ int RunServe(const ServeFlags& f) {
   sigwait(&sigs, &sig);
   log->info("tidal serve: signal {}, stopping", sig);
   server.Stop();
+  if (api) {
+    nodes_informer->Stop();
+    pods_informer->Stop();
+  }
   refresher.Stop();
   return 0;
 }
@@ -109,6 +169,11 @@ void AddServe(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--tls-cert", f->tls_cert, "serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", f->tls_key, "and this key (PEM)");
+  cmd->add_flag("--in-cluster", f->in_cluster,
+                "use the pod's service account to watch nodes and pods and to serve /bind");
+  cmd->add_option("--kubeconfig", f->kubeconfig,
+                  "a kubeconfig for the same (outside a cluster, e.g. kind)");
+  cmd->add_option("--kube-context", f->kube_context, "the kubeconfig context; default: current");
   cmd->callback([f] {
     const int rc = RunServe(*f);
     if (rc != 0) std::exit(rc);

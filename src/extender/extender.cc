@@ -155,6 +155,11 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   }
   const ExtenderArgs& args = ctx->args;
   const PodDemand pod = ToPodDemand(args.pod);
+  if (filter) {
+    std::lock_guard<std::mutex> lock(recent_mu_);
+    if (recent_pods_.size() >= 1024) recent_pods_.pop_front();
+    recent_pods_.push_back(pod);
+  }
   const auto view = store_.Load();
   const TimeMs now = clock_.NowMs();
   const int stage = ObserveStage(now, *view);
@@ -203,16 +208,17 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   nodes.clear();
   nodes.reserve(n);
   int unknown = 0;
-  const auto& known = *view->nodes;
+  std::string key;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto it = known.find(std::string(names[i]));
-    const bool found = it != known.end();
-    const bool fresh = found && it->second.metrics_known &&
-                       now - it->second.sample_time_ms <= config_.metrics_stale_after_ms;
+    key.assign(names[i]);
+    const NodeState* known = view->Find(key);
+    const bool found = known != nullptr;
+    const bool fresh = found && known->metrics_known &&
+                       now - known->sample_time_ms <= config_.metrics_stale_after_ms;
     unknown += fresh ? 0 : 1;
     if (args.has_nodes) {
       const WireNode& w = args.nodes[i];
-      owned.push_back(found ? it->second : NodeState{});
+      owned.push_back(found ? *known : NodeState{});
       NodeState& o = owned.back();
       o.name = w.name;
       o.labels = w.labels;
@@ -222,9 +228,9 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       if (!fresh) MakeUnknown(&o);
       nodes.push_back(&o);
     } else if (fresh) {
-      nodes.push_back(&it->second);
+      nodes.push_back(known);
     } else {
-      owned.push_back(found ? it->second : NodeState{});
+      owned.push_back(found ? *known : NodeState{});
       owned.back().name = std::string(names[i]);
       MakeUnknown(&owned.back());
       nodes.push_back(&owned.back());
@@ -323,6 +329,37 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   }
   Release(std::move(ctx));
   return finish(std::move(reply), true);
+}
+
+std::optional<PodDemand> Extender::RecentPod(const std::string& uid, const std::string& key) const {
+  std::lock_guard<std::mutex> lock(recent_mu_);
+  for (auto it = recent_pods_.rbegin(); it != recent_pods_.rend(); ++it) {
+    if (!uid.empty() && !it->uid.empty() ? it->uid == uid : it->Key() == key) return *it;
+  }
+  return std::nullopt;
+}
+
+Status Extender::Place(const PodDemand& pod, const std::string& node_name, Placement* out) {
+  const auto view = store_.Load();
+  const TimeMs now = clock_.NowMs();
+  const int stage = ObserveStage(now, *view);
+  const NodeState* known = view->Find(node_name);
+  NodeState node = known ? *known : NodeState{};
+  node.name = node_name;
+  const bool fresh = known && known->metrics_known &&
+                     now - known->sample_time_ms <= config_.metrics_stale_after_ms;
+  if (!fresh) MakeUnknown(&node);
+  const NodeState* nodes[] = {&node};
+  Evaluation eval;
+  runners_[stage]->Evaluate(pod, nodes, RunOptions{false, false}, &eval);
+  if (!eval.pod_status.ok()) return eval.pod_status;
+  const NodeResult& r = eval.nodes[0];
+  if (!r.feasible()) return r.status;
+  out->gpus = r.gpus;
+  out->memory_per_gpu = eval.cycle.memory_need_per_gpu;
+  out->uses_nvlink = eval.cycle.uses_nvlink;
+  out->view_generation = view->generation;
+  return Status::Fits();
 }
 
 std::string Extender::DebugNodes() const {

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace tidal::extender {
 
 Refresher::Refresher(MetricsSource& source, ViewStore& store, NodeCatalog& catalog,
@@ -37,8 +39,9 @@ void Refresher::RefreshOnce() {
     h.last_success_ms = now;
     h.failing_since_ms = 0;
     h.last_error.clear();
+    if (inflight_) inflight_->Expire(now, *snapshot);
     auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
-    BuildNodes(*snapshot, catalog_.Copy(), nodes.get());
+    BuildNodes(snapshot.get(), catalog_.Copy(), nodes.get());
     next->nodes = std::move(nodes);
     next->catalog_generation = catalog_gen;
     next->snapshot = std::move(snapshot);
@@ -49,37 +52,59 @@ void Refresher::RefreshOnce() {
       log_->warn("metrics source {} failed: {}", source_.Describe(), s.reason());
     }
     h.last_error = s.reason();
-    if (next->snapshot && catalog_gen != next->catalog_generation) {
+    if (catalog_gen != next->catalog_generation) {
       auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
-      BuildNodes(*next->snapshot, catalog_.Copy(), nodes.get());
+      BuildNodes(next->snapshot.get(), catalog_.Copy(), nodes.get());
       next->nodes = std::move(nodes);
       next->catalog_generation = catalog_gen;
     }
   }
+  ApplyReservations(next.get());
   store_.Publish(std::move(next));
 }
 
-void Refresher::RebuildIfCatalogChanged() {
+void Refresher::ApplyReservations(ClusterView* next) {
+  if (!inflight_) return;
+  next->reservations_generation = inflight_->generation();
+  next->reserved = inflight_->Overlay(*next->nodes);
+}
+
+void Refresher::Republish() {
   std::lock_guard<std::mutex> serial(mu_);
   const auto previous = store_.Load();
+  if (inflight_) inflight_->Expire(clock_.NowMs(), MetricsSnapshot{});  // the TTL alone
   const std::uint64_t catalog_gen = catalog_.generation();
-  if (!previous->snapshot || catalog_gen == previous->catalog_generation) return;
+  const bool catalog_changed = catalog_gen != previous->catalog_generation;
+  const bool reservations_changed =
+      inflight_ && inflight_->generation() != previous->reservations_generation;
+  if (!catalog_changed && !reservations_changed) return;
   auto next = std::make_shared<ClusterView>(*previous);
   next->generation = ++generation_;
-  auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
-  BuildNodes(*previous->snapshot, catalog_.Copy(), nodes.get());
-  next->nodes = std::move(nodes);
-  next->catalog_generation = catalog_gen;
+  if (catalog_changed) {
+    auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
+    BuildNodes(previous->snapshot.get(), catalog_.Copy(), nodes.get());
+    next->nodes = std::move(nodes);
+    next->catalog_generation = catalog_gen;
+  }
+  ApplyReservations(next.get());
   store_.Publish(std::move(next));
 }
 
 void Refresher::Start() {
   thread_ = std::thread([this] {
+    // Fetch every interval; in between, publish catalog and reservation changes
+    // (from the API watch, and expiry) within half a second.
+    const TimeMs tick = std::min<TimeMs>(interval_ms_, 500);
+    TimeMs next_fetch = 0;
     for (;;) {
-      RefreshOnce();
+      if (clock_.NowMs() >= next_fetch) {
+        RefreshOnce();
+        next_fetch = clock_.NowMs() + interval_ms_;
+      } else {
+        Republish();
+      }
       std::unique_lock<std::mutex> lock(mu_);
-      if (cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [this] { return stop_; }))
-        return;
+      if (cv_.wait_for(lock, std::chrono::milliseconds(tick), [this] { return stop_; })) return;
     }
   });
 }

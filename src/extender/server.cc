@@ -15,13 +15,22 @@ struct Server::Impl {
   std::unique_ptr<httplib::Server> http;
   std::thread thread;
   int port = -1;
+  Binder* binder = nullptr;
+  std::function<std::string()> not_ready;
 };
 
 Server::Server(Extender& extender, ExtenderMetrics& metrics, const ViewStore& store,
                const Clock& clock, ServerOptions options)
-    : impl_(new Impl{extender, metrics, store, clock, std::move(options), nullptr, {}, -1}) {}
+    : impl_(new Impl{
+          extender, metrics, store, clock, std::move(options), nullptr, {}, -1, nullptr, nullptr}) {
+}
 
 Server::~Server() { Stop(); }
+
+void Server::SetBinder(Binder* binder) { impl_->binder = binder; }
+void Server::SetReadiness(std::function<std::string()> not_ready) {
+  impl_->not_ready = std::move(not_ready);
+}
 
 std::string Server::MetricsText() {
   const auto view = impl_->store.Load();
@@ -32,6 +41,8 @@ std::string Server::MetricsText() {
   AppendHistogramFamily(impl_->metrics.duration, &out);
   AppendCounterFamily(impl_->metrics.rejections, &out);
   AppendCounterFamily(impl_->metrics.stage_transitions, &out);
+  AppendCounterFamily(impl_->metrics.binds, &out);
+  AppendCounterFamily(impl_->metrics.bind_retries, &out);
   const double age = view->health.last_success_ms ? (now - view->health.last_success_ms) / 1000.0
                                                   : std::numeric_limits<double>::infinity();
   AppendGauge("tidal_extender_snapshot_age_seconds",
@@ -87,6 +98,13 @@ Status Server::Start() {
   };
   s.Post("/filter", verb(true));
   s.Post("/prioritize", verb(false));
+  if (im.binder) {
+    s.Post("/bind", [this](const httplib::Request& req, httplib::Response& res) {
+      Reply r = impl_->binder->Bind(req.body);
+      res.status = r.http_status;
+      res.set_content(std::move(r.body), "application/json");
+    });
+  }
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
@@ -97,6 +115,13 @@ Status Server::Start() {
       res.status = 503;
       res.set_content("waiting for the first metrics fetch\n", "text/plain");
       return;
+    }
+    if (impl_->not_ready) {
+      if (std::string why = impl_->not_ready(); !why.empty()) {
+        res.status = 503;
+        res.set_content(why + "\n", "text/plain");
+        return;
+      }
     }
     res.set_content(view->snapshot ? "ok\n" : "ok (fallback: no snapshot yet)\n", "text/plain");
   });

@@ -1,13 +1,35 @@
 #include "tidal/extender/view.h"
 
+#include <algorithm>
+
 namespace tidal::extender {
 
-void BuildNodes(const MetricsSnapshot& snapshot,
+namespace {
+void ApplyInfo(const NodeInfo& info, NodeState* n) {
+  n->labels = info.labels;
+  n->allocatable_gpus = info.allocatable_gpus;
+  n->gpus_requested = info.gpus_requested;
+  n->cpu_milli_allocatable = info.cpu_milli_allocatable;
+  n->memory_allocatable = info.memory_allocatable;
+}
+}  // namespace
+
+void BuildNodes(const MetricsSnapshot* snapshot,
                 const std::unordered_map<std::string, NodeInfo>& infos,
                 std::unordered_map<std::string, NodeState>* out) {
   out->clear();
-  out->reserve(snapshot.nodes.size());
-  for (const auto& [name, m] : snapshot.nodes) {
+  out->reserve(std::max(snapshot ? snapshot->nodes.size() : 0, infos.size()));
+  for (const auto& [name, info] : infos) {
+    if (snapshot && snapshot->nodes.count(name)) continue;
+    NodeState n;
+    n.name = name;
+    n.metrics_known = false;
+    ApplyInfo(info, &n);
+    n.Finalize();
+    out->emplace(name, std::move(n));
+  }
+  if (!snapshot) return;
+  for (const auto& [name, m] : snapshot->nodes) {
     NodeState n;
     n.name = name;
     n.gpus = m.gpus;
@@ -16,13 +38,7 @@ void BuildNodes(const MetricsSnapshot& snapshot,
     n.sample_time_ms = m.sample_time_ms;
     n.metrics_known = m.usable;
     if (!m.usable) n.gpus.clear();  // an unusable reading is not shown as load
-    if (const auto it = infos.find(name); it != infos.end()) {
-      n.labels = it->second.labels;
-      n.allocatable_gpus = it->second.allocatable_gpus;
-      n.gpus_requested = it->second.gpus_requested;
-      n.cpu_milli_allocatable = it->second.cpu_milli_allocatable;
-      n.memory_allocatable = it->second.memory_allocatable;
-    }
+    if (const auto it = infos.find(name); it != infos.end()) ApplyInfo(it->second, &n);
     n.Finalize();
     out->emplace(name, std::move(n));
   }
@@ -37,6 +53,17 @@ void NodeCatalog::Put(const std::string& name, NodeInfo info) {
       slot.memory_allocatable == info.memory_allocatable)
     return;
   slot = std::move(info);
+  generation_.fetch_add(1);
+}
+
+void NodeCatalog::Remove(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (infos_.erase(name)) generation_.fetch_add(1);
+}
+
+void NodeCatalog::Replace(std::unordered_map<std::string, NodeInfo> infos) {
+  std::lock_guard<std::mutex> lock(mu_);
+  infos_ = std::move(infos);
   generation_.fetch_add(1);
 }
 

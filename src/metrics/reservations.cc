@@ -10,7 +10,14 @@ void ReservationBook::Add(Reservation r) {
   by_pod_[std::move(key)] = std::move(r);
 }
 
-void ReservationBook::Remove(const std::string& pod) { by_pod_.erase(pod); }
+bool ReservationBook::Remove(const std::string& pod) { return by_pod_.erase(pod) > 0; }
+
+bool ReservationBook::MarkRequestedCounted(const std::string& pod) {
+  const auto it = by_pod_.find(pod);
+  if (it == by_pod_.end() || it->second.requested_counted) return false;
+  it->second.requested_counted = true;
+  return true;
+}
 
 std::size_t ReservationBook::in_flight() const {
   std::size_t n = 0;
@@ -39,6 +46,8 @@ void ReservationBook::ApplyTo(NodeState& node, int slots_per_gpu) const {
     if (r.node != node.name) continue;
     any = true;
     if (r.in_flight) nvlink_pods += r.uses_nvlink ? 1 : 0;
+    if (r.in_flight && !r.requested_counted)
+      node.gpus_requested += std::max(r.gpus.Count(), r.gpu_count);
     for (std::uint64_t b = r.gpus.bits(); b != 0; b &= b - 1) {
       const int g = std::countr_zero(b);
       if (r.in_flight) in_flight[g] += r.memory_per_gpu;

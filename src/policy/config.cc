@@ -158,6 +158,19 @@ void ReadFallback(const YAML::Node& node, const std::string& path, FallbackConfi
   if (f->golden_pool.empty()) errors.Add(gp, "must select at least one label");
 }
 
+void ReadReservations(const YAML::Node& node, const std::string& path, ReservationConfig* r,
+                      ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"enabled", "ttl", "visibleAfter", "claims"}, errors);
+  ReadBool(node, path, "enabled", &r->enabled, errors);
+  ReadDuration(node, path, "ttl", &r->ttl_ms, errors);
+  ReadDuration(node, path, "visibleAfter", &r->visible_after_ms, errors);
+  ReadBool(node, path, "claims", &r->claims, errors);
+  if (r->ttl_ms < 1000) errors.Add(Join(path, "ttl"), "must be at least 1s");
+  if (r->visible_after_ms > r->ttl_ms)
+    errors.Add(Join(path, "visibleAfter"), "must not be longer than the ttl");
+}
+
 void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyConfig& base,
                  std::vector<TenantConfig>* out, ConfigErrors& errors) {
   if (!IsMap(node, path, errors)) return;
@@ -259,7 +272,7 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
   CheckKeys(root, "",
             {"thresholds", "rejectThresholdSafetyMargin", "gpuMemoryDecaySlope", "metricCacheTTL",
              "queryTimeout", "metricsStaleAfter", "nvlink", "memoryEstimate", "fallback",
-             "whenAllRejected", "tenants", "plugins"},
+             "reservations", "whenAllRejected", "tenants", "plugins"},
             errors);
   ReadThresholds(root["thresholds"], "thresholds", &c.thresholds, errors);
   ValidateThresholds(c.thresholds, "thresholds", errors);
@@ -290,6 +303,7 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
   ReadNvlink(root["nvlink"], "nvlink", &c.nvlink, errors);
   ReadMemoryEstimate(root["memoryEstimate"], "memoryEstimate", &c.memory_estimate, errors);
   ReadFallback(root["fallback"], "fallback", &c.fallback, errors);
+  ReadReservations(root["reservations"], "reservations", &c.reservations, errors);
   std::string when = "pending";
   ReadString(root, "", "whenAllRejected", &when, errors);
   if (when == "pending") c.when_all_rejected = WhenAllRejected::kPending;
@@ -366,6 +380,11 @@ std::string DumpPolicyConfig(const PolicyConfig& c) {
   out << YAML::Key << "fallback" << YAML::Value << YAML::BeginMap << YAML::Key << "stage2After"
       << YAML::Value << dur(c.fallback.stage2_after_ms) << YAML::Key << "goldenPool"
       << YAML::Value << c.fallback.golden_pool << YAML::EndMap;
+  out << YAML::Key << "reservations" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
+      << YAML::Value << c.reservations.enabled << YAML::Key << "ttl" << YAML::Value
+      << dur(c.reservations.ttl_ms) << YAML::Key << "visibleAfter" << YAML::Value
+      << dur(c.reservations.visible_after_ms) << YAML::Key << "claims" << YAML::Value
+      << c.reservations.claims << YAML::EndMap;
   out << YAML::Key << "whenAllRejected" << YAML::Value
       << (c.when_all_rejected == WhenAllRejected::kPending ? "pending" : "least-loaded");
   out << YAML::Key << "tenants" << YAML::Value << YAML::BeginMap;

@@ -5,8 +5,10 @@
 #include <spdlog/logger.h>
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,13 @@ struct ExtenderMetrics {
   Family<AtomicDouble> stage_transitions{"tidal_extender_fallback_transitions_total",
                                          "Fallback stage changes, by the stage entered.",
                                          {"stage"}};
+  Family<AtomicDouble> binds{"tidal_extender_binds_total",
+                             "Bind requests by outcome (bound, error, unfit, unknown_pod).",
+                             {"outcome"}};
+  Family<AtomicDouble> bind_retries{
+      "tidal_extender_bind_retries_total",
+      "API calls of /bind retried, by what caused the retry (409, 429, 5xx, transport).",
+      {"cause"}};
   AtomicDouble unknown_nodes;  // in the last filter request
   AtomicDouble fallback_stage;
   AtomicDouble reservations_in_flight;
@@ -62,6 +71,20 @@ class Extender {
   // Nodes seen in the last request with no usable series, and series for nodes
   // not in it, as JSON.
   std::string DebugNodes() const;
+
+  // For /bind. The pod as a recent filter request described it (by UID, else
+  // namespace/name); kube-scheduler binds a pod it has just filtered.
+  std::optional<PodDemand> RecentPod(const std::string& uid, const std::string& key) const;
+  // The placement the current stage's policy makes for `pod` on one node of the
+  // current view, reservations included: the GPUs, and the memory and NVLink use
+  // to reserve. Unfit when the node no longer takes the pod.
+  struct Placement {
+    GpuSet gpus;
+    Bytes memory_per_gpu = 0;
+    bool uses_nvlink = false;
+    std::uint64_t view_generation = 0;
+  };
+  Status Place(const PodDemand& pod, const std::string& node, Placement* out);
   const PolicyConfig& config() const { return config_; }
 
  private:
@@ -96,6 +119,9 @@ class Extender {
   struct FilterMemo;
   mutable std::mutex memo_mu_;
   std::shared_ptr<const FilterMemo> memo_;
+  mutable std::mutex recent_mu_;
+  std::deque<PodDemand> recent_pods_;  // newest last, bounded
+
   // The candidates of the last request, for /debug/nodes.
   std::shared_ptr<const std::vector<std::string>> last_candidates_;
 };

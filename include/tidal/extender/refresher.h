@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tidal/core/clock.h"
+#include "tidal/extender/inflight.h"
 #include "tidal/extender/view.h"
 #include "tidal/metrics/snapshot.h"
 
@@ -23,10 +24,15 @@ class Refresher {
             TimeMs interval_ms, std::shared_ptr<spdlog::logger> log);
   ~Refresher();
 
+  // In-flight reservations to expire against each snapshot and to show in the
+  // view (before Start()).
+  void AttachReservations(InFlight* inflight) { inflight_ = inflight; }
   // One attempt, published before it returns (tests drive this with a ManualClock).
   void RefreshOnce();
-  // Rebuilds the view's nodes from its snapshot when the catalog has changed.
-  void RebuildIfCatalogChanged();
+  // Publishes a new view if the catalog (nodes from the API server) or the
+  // reservations have changed since the current one; cheap when only
+  // reservations have. Bind calls it so the next filter sees its placement.
+  void Republish();
   void Start();
   void Stop();
 
@@ -42,6 +48,8 @@ class Refresher {
   bool stop_ = false;
   std::thread thread_;
   std::uint64_t generation_ = 0;
+  InFlight* inflight_ = nullptr;
+  void ApplyReservations(ClusterView* next);
 };
 
 }  // namespace tidal::extender

@@ -3,9 +3,11 @@
 // /metrics and /debug/nodes. cpp-httplib stays behind this class: TCP_NODELAY
 // on (its default costs ~40 ms per request with delayed ACKs), keep-alive, a
 // bounded thread pool, limits on the body size.
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "tidal/extender/binder.h"
 #include "tidal/extender/extender.h"
 
 namespace tidal::extender {
@@ -26,6 +28,11 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // POST /bind (before Start). Without it /bind is not served: kube-scheduler
+  // binds itself (no bindVerb in its extender config).
+  void SetBinder(Binder* binder);
+  // /readyz also waits for this to return "" (e.g. the API watches' first list).
+  void SetReadiness(std::function<std::string()> not_ready);
   // Binds and serves on background threads.
   Status Start();
   void Stop();

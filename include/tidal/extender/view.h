@@ -33,6 +33,8 @@ struct NodeInfo {
   Bytes memory_allocatable = 0;
 };
 
+using NodeMap = std::unordered_map<std::string, NodeState>;
+
 struct ClusterView {
   std::uint64_t generation = 0;
   std::shared_ptr<const MetricsSnapshot> snapshot;  // null until the first success
@@ -41,11 +43,25 @@ struct ClusterView {
   std::shared_ptr<const std::unordered_map<std::string, NodeState>> nodes =
       std::make_shared<const std::unordered_map<std::string, NodeState>>();
   std::uint64_t catalog_generation = 0;  // of the NodeCatalog the nodes were built with
+  // The nodes holding reservations of pods placed since their sample (DESIGN §6),
+  // with those applied; looked up before `nodes`. Usually small.
+  std::shared_ptr<const NodeMap> reserved = std::make_shared<const NodeMap>();
+  std::uint64_t reservations_generation = 0;
   SourceHealth health;
+
+  const NodeState* Find(const std::string& name) const {
+    if (!reserved->empty()) {
+      if (const auto it = reserved->find(name); it != reserved->end()) return &it->second;
+    }
+    const auto it = nodes->find(name);
+    return it == nodes->end() ? nullptr : &it->second;
+  }
 };
 
-// Builds the nodes of a view from a snapshot and the known node infos.
-void BuildNodes(const MetricsSnapshot& snapshot,
+// Builds the nodes of a view from a snapshot (null: none yet) and the known node
+// infos. Nodes the API server knows but with no series are there as unknown
+// (metrics_known false) with their labels and allocatable GPUs.
+void BuildNodes(const MetricsSnapshot* snapshot,
                 const std::unordered_map<std::string, NodeInfo>& infos,
                 std::unordered_map<std::string, NodeState>* out);
 
@@ -66,6 +82,9 @@ class ViewStore {
 class NodeCatalog {
  public:
   void Put(const std::string& name, NodeInfo info);
+  void Remove(const std::string& name);
+  // The whole set (after a list of the API server's nodes).
+  void Replace(std::unordered_map<std::string, NodeInfo> infos);
   std::unordered_map<std::string, NodeInfo> Copy() const;
   std::uint64_t generation() const { return generation_.load(); }
 

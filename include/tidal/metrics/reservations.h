@@ -23,11 +23,17 @@ namespace tidal {
 struct Reservation {
   std::string pod;  // namespace/name
   std::string node;
-  GpuSet gpus;
+  GpuSet gpus;        // may be empty on a node without metrics
+  int gpu_count = 0;  // GPUs the pod takes (counts even when `gpus` is unknown)
   Bytes memory_per_gpu = 0;
   bool uses_nvlink = false;
   TimeMs placed_at_ms = 0;
   bool in_flight = true;  // cleared by Expire
+  // The API server's node state already counts the pod's GPUs (gpus_requested).
+  // The simulator's does at once; the extender's only once the pod watch shows the
+  // binding: until then the reservation adds them, so the fallback's "remaining
+  // allocatable GPUs" does not herd either.
+  bool requested_counted = true;
 };
 
 struct ReservationOptions {
@@ -44,13 +50,17 @@ class ReservationBook {
 
   void Add(Reservation r);
   // The pod is gone (finished, deleted, evicted): forget it.
-  void Remove(const std::string& pod);
+  // Returns whether it was there.
+  bool Remove(const std::string& pod);
+  // The API server's view of the node now counts the pod's GPUs.
+  bool MarkRequestedCounted(const std::string& pod);
   // Ends the in-flight period of the placements that the node's latest sample
   // (taken at `sample_time_ms`) shows, and of those past the TTL at `now_ms`.
   // Without claims they are dropped; with claims they stay as floors.
   void Expire(TimeMs now_ms, const std::map<std::string, TimeMs>& sample_time_by_node);
   // Per GPU: used = max(measured + in-flight reservations, Σ claims); the NVLink
-  // index grows by the in-flight NVLink pods. Re-derives the node's load.
+  // index grows by the in-flight NVLink pods; GPUs not yet counted by the API
+  // server are added to gpus_requested. Re-derives the node's load.
   void ApplyTo(NodeState& node, int slots_per_gpu) const;
 
   std::size_t size() const { return by_pod_.size(); }

@@ -61,6 +61,17 @@ struct FallbackConfig {
   Labels golden_pool{{"tidal.io/pool", "golden"}};
 };
 
+// In-flight reservations (DESIGN §6): what the extender bound, counted in filter
+// and score until a metrics sample shows it.
+struct ReservationConfig {
+  bool enabled = true;
+  TimeMs ttl_ms = 120'000;
+  // A sample this much newer than the bind shows the pod (the agent's interval
+  // plus Prometheus's scrape interval).
+  TimeMs visible_after_ms = 15'000;
+  bool claims = true;  // keep the estimate as a floor of the GPU's use while the pod runs
+};
+
 enum class WhenAllRejected { kPending, kLeastLoaded };
 
 struct PluginConfig {
@@ -84,6 +95,7 @@ struct PolicyConfig {
   NvlinkDetection nvlink;
   MemoryEstimate memory_estimate;
   FallbackConfig fallback;
+  ReservationConfig reservations;
   WhenAllRejected when_all_rejected = WhenAllRejected::kPending;
   std::vector<TenantConfig> tenants;
   std::vector<PluginConfig> plugins;  // in order; defaults: loadaware, gpufit, balance

@@ -1,0 +1,75 @@
+#pragma once
+// What the extender learns from the API server's Node and Pod watches: node
+// labels and allocatable resources, the GPUs that bound pods request per node
+// (pods placed by any binder), and the end of pods it reserved for. Feeds the
+// NodeCatalog and the reservations; `changed` is called after each update (the
+// refresher republishes within half a second anyway).
+#include <spdlog/logger.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "tidal/extender/inflight.h"
+#include "tidal/extender/view.h"
+#include "tidal/kube/informer.h"
+
+namespace tidal::extender {
+
+class KubeSync {
+ public:
+  KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log);
+
+  kube::InformerHandler& node_handler() { return nodes_; }
+  kube::InformerHandler& pod_handler() { return pods_; }
+
+  std::size_t node_count() const;
+  std::size_t active_pod_count() const;
+  std::uint64_t decode_errors() const;
+
+ private:
+  struct PodRecord {
+    std::string node;
+    int gpus = 0;
+    bool active = false;
+  };
+  class NodeHandler : public kube::InformerHandler {
+   public:
+    explicit NodeHandler(KubeSync& s) : s_(s) {}
+    void Replace(const std::vector<std::string>& objects) override;
+    void Apply(const kube::WatchEvent& event) override;
+
+   private:
+    KubeSync& s_;
+  };
+  class PodHandler : public kube::InformerHandler {
+   public:
+    explicit PodHandler(KubeSync& s) : s_(s) {}
+    void Replace(const std::vector<std::string>& objects) override;
+    void Apply(const kube::WatchEvent& event) override;
+
+   private:
+    KubeSync& s_;
+  };
+
+  NodeInfo InfoFor(const std::string& node) const;  // with mu_ held
+  void PutNode(const std::string& node);            // with mu_ held
+  void UpsertPod(const kube::KubePod& pod);         // with mu_ held
+  void RemovePod(const std::string& key);           // with mu_ held
+
+  NodeCatalog& catalog_;
+  InFlight* inflight_;
+  std::shared_ptr<spdlog::logger> log_;
+  NodeHandler nodes_{*this};
+  PodHandler pods_{*this};
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, NodeInfo> node_infos_;  // gpus_requested left 0
+  std::unordered_map<std::string, PodRecord> pods_by_key_;
+  std::unordered_map<std::string, int> gpus_by_node_;
+  std::uint64_t decode_errors_ = 0;
+};
+
+}  // namespace tidal::extender

@@ -1,0 +1,307 @@
+// /bind end to end without kube-scheduler: the verbs in the order it calls
+// them, the reservations, and the API calls against a local HTTPS stand-in of
+// the API server (tests/testing/fake_apiserver.h).
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "testing/fake_apiserver.h"
+#include "tidal/extender/binder.h"
+#include "tidal/extender/kube_sync.h"
+#include "tidal/extender/refresher.h"
+#include "tidal/kube/informer.h"
+
+namespace tidal::extender {
+namespace {
+
+using nlohmann::json;
+constexpr Bytes kGi = Bytes{1} << 30;
+
+class FixedSource final : public MetricsSource {
+ public:
+  Status Fetch(TimeMs now_ms, MetricsSnapshot* out) override {
+    *out = snapshot;
+    out->fetched_at_ms = now_ms;
+    for (auto& [name, m] : out->nodes) m.sample_time_ms = sample_time_ms;
+    return Status::Fits();
+  }
+  std::string Describe() const override { return "fixed"; }
+  MetricsSnapshot snapshot;
+  TimeMs sample_time_ms = 0;
+};
+
+NodeMetrics Node(double used_fraction) {
+  NodeMetrics m;
+  for (int i = 0; i < 4; ++i) {
+    Gpu g;
+    g.index = i;
+    g.memory_total = 24 * kGi;
+    g.memory_used = static_cast<Bytes>(used_fraction * 24 * kGi);
+    m.gpus.push_back(g);
+  }
+  return m;
+}
+
+struct BindFixture {
+  explicit BindFixture(bool reservations) {
+    clock.Set(1'000'000);
+    source.sample_time_ms = clock.NowMs() - 2'000;
+    source.snapshot.nodes = {
+        {"a", Node(0.05)}, {"b", Node(0.30)}, {"c", Node(0.30)}, {"d", Node(0.30)}};
+    ext = std::make_unique<Extender>(config, store, clock, log, &metrics);
+    refresher =
+        std::make_unique<Refresher>(source, store, catalog, clock, config.metric_cache_ttl_ms, log);
+    refresher->AttachReservations(&inflight);
+    refresher->RefreshOnce();
+    std::string error;
+    kube::Endpoint e = *kube::ParseServerUrl(api.url(), &error);
+    e.ca_pem = pki.ca_pem;
+    e.token = "secret";
+    client = std::make_unique<kube::KubeClient>(e);
+    BinderOptions bo;
+    bo.reservations = reservations;
+    bo.first_backoff_ms = 1;
+    binder = std::make_unique<Binder>(
+        *ext, *client, &inflight, [this] { refresher->Republish(); }, clock,
+        [this](TimeMs ms) { slept_ms += ms; }, log, &metrics, bo);
+  }
+
+  // What kube-scheduler does for one pod: filter, prioritize the survivors, take
+  // the highest score (the first on ties), bind. Returns the node, or "".
+  std::string Schedule(const json& pod, std::string* bind_error = nullptr) {
+    const std::vector<std::string> names{"a", "b", "c", "d"};
+    const std::string args =
+        R"({"Pod":)" + pod.dump() + R"(,"Nodes":null,"NodeNames":)" + json(names).dump() + "}";
+    const json filtered = json::parse(ext->Filter(args).body);
+    std::vector<std::string> survivors;
+    for (const auto& n : filtered["NodeNames"]) survivors.push_back(n);
+    if (survivors.empty()) return "";
+    const std::string pargs =
+        R"({"Pod":)" + pod.dump() + R"(,"Nodes":null,"NodeNames":)" + json(survivors).dump() + "}";
+    std::string best;
+    int best_score = -1;
+    for (const auto& hp : json::parse(ext->Prioritize(pargs).body)) {
+      if (hp["Score"].get<int>() > best_score) {
+        best_score = hp["Score"];
+        best = hp["Host"];
+      }
+    }
+    const json binding{{"PodName", pod["metadata"]["name"]},
+                       {"PodNamespace", pod["metadata"]["namespace"]},
+                       {"PodUID", pod["metadata"]["uid"]},
+                       {"Node", best}};
+    const json result = json::parse(binder->Bind(binding.dump()).body);
+    if (bind_error) *bind_error = result["Error"];
+    return result["Error"] == "" ? best : "";
+  }
+
+  testing::TempDir dir;
+  testing::TestPki pki = testing::MakeTestPki(dir);
+  testing::FakeApiServer api{pki, "secret"};
+  ManualClock clock;
+  PolicyConfig config = DefaultPolicyConfig();
+  FixedSource source;
+  ViewStore store;
+  NodeCatalog catalog;
+  ExtenderMetrics metrics;
+  InFlight inflight{ReservationOptions{}, 2};
+  std::shared_ptr<spdlog::logger> log =
+      std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  std::unique_ptr<Extender> ext;
+  std::unique_ptr<Refresher> refresher;
+  std::unique_ptr<kube::KubeClient> client;
+  std::unique_ptr<Binder> binder;
+  TimeMs slept_ms = 0;
+};
+
+json BurstPod(int i) {
+  return testing::TestPod("ml", "burst-" + std::to_string(i), 1, "", "Pending",
+                          {{"ai.gpu-memory", "16Gi"}});
+}
+
+TEST(Bind, ReservationsStopABurstFromOvercommittingTheIdleNode) {
+  struct Case {
+    std::string name;
+    bool reservations;
+  };
+  for (const Case& c : {Case{"reservations off", false}, Case{"reservations on", true}}) {
+    SCOPED_TRACE(c.name);
+    BindFixture f(c.reservations);
+    std::map<std::string, int> per_node;
+    for (int i = 0; i < 8; ++i) {
+      f.api.PutPod(BurstPod(i));
+      const std::string node = f.Schedule(BurstPod(i));
+      ASSERT_FALSE(node.empty()) << "pod " << i;
+      ++per_node[node];
+    }
+    // What each GPU was promised, from the tidal.io/gpus annotations the binds wrote,
+    // on top of what the (unchanged) metrics measured.
+    std::map<std::pair<std::string, int>, Bytes> used;
+    for (const auto& [name, m] : f.source.snapshot.nodes)
+      for (const auto& g : m.gpus) used[{name, g.index}] = g.memory_used;
+    for (int i = 0; i < 8; ++i) {
+      const json pod = f.api.pod("ml", "burst-" + std::to_string(i));
+      const std::string gpus = pod["metadata"]["annotations"]["tidal.io/gpus"];
+      used[{pod["spec"]["nodeName"], std::stoi(gpus)}] += 16 * kGi;
+    }
+    Bytes worst = 0;
+    for (const auto& [gpu, bytes] : used) worst = std::max(worst, bytes);
+    if (!c.reservations) {
+      // The herd: with no new sample every pod sees "a" as idle as before, and
+      // its GPU 0 is promised 8 × 16 GiB.
+      EXPECT_EQ(per_node["a"], 8) << json(per_node).dump();
+      EXPECT_GT(worst, 24 * kGi);
+      EXPECT_EQ(f.inflight.size(), 0u);
+    } else {
+      // Each reservation takes a GPU's free memory: no GPU is promised more than
+      // it has, and the burst spreads as "a" fills (5 % + 67 % on each GPU).
+      EXPECT_LE(worst, 24 * kGi);
+      EXPECT_EQ(per_node["a"], 4) << json(per_node).dump();
+      EXPECT_GE(per_node.size(), 3u) << json(per_node).dump();
+      EXPECT_EQ(f.inflight.in_flight(), 8u);
+    }
+  }
+}
+
+TEST(Bind, AnnotatesTheGpusAndCreatesTheBinding) {
+  BindFixture f(true);
+  f.api.PutPod(BurstPod(0));
+  ASSERT_EQ(f.Schedule(BurstPod(0)), "a");
+  const json pod = f.api.pod("ml", "burst-0");
+  EXPECT_EQ(pod["spec"]["nodeName"], "a");
+  EXPECT_EQ(pod["metadata"]["annotations"]["tidal.io/gpus"], "0");
+  std::vector<testing::FakeApiServer::Recorded> calls;
+  for (const auto& r : f.api.requests())
+    if (r.method != "GET") calls.push_back(r);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].method, "PATCH");
+  EXPECT_EQ(calls[0].path, "/api/v1/namespaces/ml/pods/burst-0");
+  EXPECT_EQ(calls[0].content_type, "application/merge-patch+json");
+  EXPECT_EQ(json::parse(calls[0].body),
+            json::parse(R"({"metadata":{"annotations":{"tidal.io/gpus":"0"}}})"));
+  EXPECT_EQ(calls[1].method, "POST");
+  EXPECT_EQ(calls[1].path, "/api/v1/namespaces/ml/pods/burst-0/binding");
+  EXPECT_EQ(calls[1].authorization, "Bearer secret");
+  EXPECT_EQ(json::parse(calls[1].body), json::parse(R"({"apiVersion":"v1","kind":"Binding",
+                "metadata":{"name":"burst-0","namespace":"ml","uid":"uid-burst-0"},
+                "target":{"apiVersion":"v1","kind":"Node","name":"a"}})"));
+}
+
+TEST(Bind, RetriesConflictsAndServerErrorsThenGivesUp) {
+  struct Case {
+    std::string name;
+    int failures, status;
+    bool bound;
+  };
+  const std::vector<Case> cases = {
+      {"two 500s then bound", 2, 500, true},
+      {"one 409 then bound", 1, 409, true},
+      {"409 every time", 10, 409, false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    BindFixture f(true);
+    f.api.PutPod(BurstPod(0));
+    f.api.FailNextBindings(c.failures, c.status);
+    std::string error;
+    const std::string node = f.Schedule(BurstPod(0), &error);
+    EXPECT_EQ(!node.empty(), c.bound) << error;
+    if (c.bound) {
+      EXPECT_EQ(f.inflight.size(), 1u);
+      EXPECT_EQ(f.slept_ms, c.failures == 2 ? 1 + 2 : 1);  // doubling backoff
+    } else {
+      // kube-scheduler retries the pod: nothing may stay reserved for it.
+      EXPECT_NE(error.find("binding to a: HTTP 409: scripted failure"), std::string::npos) << error;
+      EXPECT_EQ(f.inflight.size(), 0u);
+      EXPECT_TRUE(f.store.Load()->reserved->empty());
+      EXPECT_EQ(f.api.pod("ml", "burst-0")["spec"].value("nodeName", ""), "");
+    }
+  }
+}
+
+TEST(Bind, ALostAnswerFollowedByConflictIsBound) {
+  BindFixture f(true);
+  f.api.PutPod(BurstPod(0));
+  f.api.LoseNextBindingAnswers(1);  // bound, answered 500; the retry gets 409
+  std::string error;
+  EXPECT_EQ(f.Schedule(BurstPod(0), &error), "a") << error;
+  EXPECT_EQ(f.inflight.size(), 1u);
+}
+
+TEST(Bind, FailsClearlyWithoutPlacingWhatItCannot) {
+  BindFixture f(true);
+  // Never filtered: no pod spec to place GPUs from.
+  json r = json::parse(
+      f.binder->Bind(R"({"PodName":"x","PodNamespace":"ml","PodUID":"u","Node":"a"})").body);
+  EXPECT_NE(r["Error"].get<std::string>().find("ml/x: not seen in a filter request"),
+            std::string::npos)
+      << r.dump();
+  r = json::parse(f.binder->Bind("{").body);
+  EXPECT_NE(r["Error"].get<std::string>().find("tidal:"), std::string::npos);
+  // The pod is gone from the API server: the patch fails, nothing stays reserved.
+  std::string error;
+  EXPECT_EQ(f.Schedule(BurstPod(5), &error), "");
+  EXPECT_NE(error.find("not found"), std::string::npos) << error;
+  EXPECT_EQ(f.inflight.size(), 0u);
+}
+
+TEST(Bind, ReservationsEndWhenASampleShowsThePod) {
+  BindFixture f(true);
+  for (int i = 0; i < 2; ++i) {
+    f.api.PutPod(BurstPod(i));
+    ASSERT_FALSE(f.Schedule(BurstPod(i)).empty());
+  }
+  ASSERT_EQ(f.inflight.in_flight(), 2u);
+  // A sample taken before bind + visibleAfter does not show them.
+  f.clock.Advance(10'000);
+  f.source.sample_time_ms = f.clock.NowMs();
+  f.refresher->RefreshOnce();
+  EXPECT_EQ(f.inflight.in_flight(), 2u);
+  // One taken 15 s after the binds does: no longer in flight (claims remain).
+  f.clock.Advance(10'000);
+  f.source.sample_time_ms = f.clock.NowMs();
+  f.refresher->RefreshOnce();
+  EXPECT_EQ(f.inflight.in_flight(), 0u);
+  EXPECT_EQ(f.inflight.size(), 2u);
+}
+
+TEST(KubeSyncTest, WatchedPodsCountGpusAndEndReservations) {
+  BindFixture f(true);
+  KubeSync sync(f.catalog, &f.inflight, f.log);
+  f.api.PutNode(testing::TestNode("a", 4, {{"tidal.io/pool", "golden"}}));
+  f.api.PutNode(testing::TestNode("b", 4));
+  f.api.PutPod(testing::TestPod("ml", "other-binder", 2, "b", "Running"));
+  kube::InformerOptions o;
+  o.backoff_initial_ms = 20;
+  kube::Informer nodes(*f.client, "/api/v1/nodes", sync.node_handler(), f.log, o);
+  o.field_selector = "spec.nodeName!=";
+  kube::Informer pods(*f.client, "/api/v1/pods", sync.pod_handler(), f.log, o);
+  nodes.Start();
+  pods.Start();
+  ASSERT_TRUE(testing::Eventually([&] { return nodes.synced() && pods.synced(); }));
+  auto info = [&](const std::string& n) { return f.catalog.Copy()[n]; };
+  EXPECT_EQ(info("a").labels.at("tidal.io/pool"), "golden");
+  EXPECT_EQ(info("b").gpus_requested, 2);
+
+  // Our bind: reserved, then the watch shows it bound (counted by the API from then on).
+  f.api.PutPod(BurstPod(0));
+  ASSERT_EQ(f.Schedule(BurstPod(0)), "a");
+  ASSERT_TRUE(testing::Eventually([&] { return info("a").gpus_requested == 1; }));
+  f.refresher->Republish();
+  EXPECT_EQ(f.store.Load()->Find("a")->gpus_requested, 1);  // not 2: counted once
+
+  // The pod finishes: its reservation ends and its GPU is free again.
+  f.api.PutPod(testing::TestPod("ml", "burst-0", 1, "a", "Succeeded"));
+  ASSERT_TRUE(testing::Eventually([&] { return f.inflight.size() == 0; }));
+  ASSERT_TRUE(testing::Eventually([&] { return info("a").gpus_requested == 0; }));
+  f.api.DeletePod("ml", "other-binder");
+  ASSERT_TRUE(testing::Eventually([&] { return info("b").gpus_requested == 0; }));
+  EXPECT_EQ(sync.decode_errors(), 0u);
+  nodes.Stop();
+  pods.Stop();
+}
+
+}  // namespace
+}  // namespace tidal::extender

@@ -1,0 +1,143 @@
+#include "tidal/extender/binder.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "tidal/kube/objects.h"
+
+namespace tidal::extender {
+
+std::string FormatGpuIndices(GpuSet gpus) {
+  std::string out;
+  for (int g : gpus.Indices()) {
+    if (!out.empty()) out.push_back(',');
+    out += std::to_string(g);
+  }
+  return out;
+}
+
+Binder::Binder(Extender& extender, kube::Transport& api, InFlight* inflight,
+               std::function<void()> republish, const Clock& clock, Sleep sleep,
+               std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics, BinderOptions options)
+    : extender_(extender),
+      api_(api),
+      inflight_(inflight),
+      republish_(std::move(republish)),
+      clock_(clock),
+      sleep_(std::move(sleep)),
+      log_(std::move(log)),
+      metrics_(metrics),
+      options_(std::move(options)) {}
+
+kube::HttpResponse Binder::Call(const kube::HttpRequest& request, int* retries) {
+  TimeMs backoff = options_.first_backoff_ms;
+  kube::HttpResponse r;
+  for (int attempt = 1;; ++attempt) {
+    r = api_.Do(request);
+    const bool retryable = r.status == 0 || r.status == 409 || r.status == 429 || r.status >= 500;
+    if (r.ok() || !retryable || attempt >= options_.attempts) return r;
+    ++*retries;
+    metrics_->bind_retries
+        .With({r.status == 0     ? "transport"
+               : r.status >= 500 ? "5xx"
+                                 : std::to_string(r.status)})
+        .Add(1);
+    sleep_(backoff);
+    backoff *= 2;
+  }
+}
+
+Reply Binder::Fail(const std::string& outcome, const std::string& error) {
+  metrics_->binds.With({outcome}).Add(1);
+  log_->warn("bind: {}", error);
+  Reply reply;
+  EncodeBindingResult("tidal: " + error, &reply.body);
+  return reply;
+}
+
+namespace {
+std::string Describe(const kube::HttpResponse& r) {
+  if (r.status == 0) return r.error;
+  kube::ApiStatus st;
+  std::string text = "HTTP " + std::to_string(r.status);
+  if (kube::DecodeApiStatus(r.body, &st).ok() && !st.message.empty()) text += ": " + st.message;
+  return text;
+}
+}  // namespace
+
+Reply Binder::Bind(std::string_view body) {
+  const auto t0 = std::chrono::steady_clock::now();
+  BindingArgs args;
+  if (Status s = DecodeBindingArgs(body, &args); !s.ok()) return Fail("error", s.reason());
+  const std::string key = args.pod_namespace + "/" + args.pod_name;
+  std::optional<PodDemand> pod = extender_.RecentPod(args.pod_uid, key);
+  if (!pod)
+    return Fail("unknown_pod", key + ": not seen in a filter request, cannot place its GPUs");
+
+  // Place and reserve in one step: two binds at once must not take the same GPUs.
+  Extender::Placement placement;
+  {
+    std::lock_guard<std::mutex> lock(place_mu_);
+    if (Status s = extender_.Place(*pod, args.node, &placement); !s.ok())
+      return Fail("unfit", key + " on " + args.node + ": " + s.reason());
+    if (inflight_ && options_.reservations) {
+      Reservation r;
+      r.pod = key;
+      r.node = args.node;
+      r.gpus = placement.gpus;
+      r.gpu_count = pod->gpu_count;
+      r.memory_per_gpu = placement.memory_per_gpu;
+      r.uses_nvlink = placement.uses_nvlink;
+      r.placed_at_ms = clock_.NowMs();
+      r.requested_counted = false;
+      inflight_->Add(std::move(r));
+      if (republish_) republish_();
+    }
+  }
+  auto drop = [&] {
+    if (inflight_ && options_.reservations && inflight_->Remove(key) && republish_) republish_();
+  };
+
+  int retries = 0;
+  const std::string pod_path = "/api/v1/namespaces/" + kube::UrlEncode(args.pod_namespace) +
+                               "/pods/" + kube::UrlEncode(args.pod_name);
+  const std::string gpus = FormatGpuIndices(placement.gpus);
+  if (!gpus.empty()) {
+    const kube::HttpResponse r =
+        Call({"PATCH", pod_path, kube::EncodeAnnotationPatch(options_.gpu_annotation, gpus),
+              "application/merge-patch+json"},
+             &retries);
+    if (!r.ok()) {
+      drop();
+      return Fail("error", key + ": annotating " + options_.gpu_annotation + "=" + gpus + ": " +
+                               Describe(r));
+    }
+  }
+  kube::HttpResponse r =
+      Call({"POST", pod_path + "/binding",
+            kube::EncodeBinding(args.pod_namespace, args.pod_name, args.pod_uid, args.node),
+            "application/json"},
+           &retries);
+  if (!r.ok() && r.status == 409 && retries > 0) {
+    // An earlier attempt may have bound it and lost the answer: then it is done.
+    const kube::HttpResponse got = api_.Do({"GET", pod_path, "", ""});
+    kube::KubePod current;
+    if (got.ok() && kube::DecodePod(got.body, &current).ok() && current.node_name == args.node)
+      r = got;
+  }
+  if (!r.ok()) {
+    drop();
+    return Fail("error", key + ": binding to " + args.node + ": " + Describe(r));
+  }
+  metrics_->binds.With({"bound"}).Add(1);
+  if (inflight_) metrics_->reservations_in_flight.Set(static_cast<double>(inflight_->in_flight()));
+  log_->debug(
+      "bind {} → {} GPUs [{}] ({} retries, {:.1f} ms)", key, args.node, gpus, retries,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  Reply reply;
+  EncodeBindingResult("", &reply.body);
+  return reply;
+}
+
+}  // namespace tidal::extender

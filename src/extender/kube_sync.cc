@@ -1,0 +1,159 @@
+#include "tidal/extender/kube_sync.h"
+
+#include <spdlog/spdlog.h>
+
+#include "tidal/kube/objects.h"
+
+namespace tidal::extender {
+namespace {
+
+NodeInfo ToInfo(const kube::KubeNode& n) {
+  NodeInfo info;
+  info.labels = n.labels;
+  info.allocatable_gpus = n.allocatable_gpus;
+  info.cpu_milli_allocatable = n.cpu_milli_allocatable;
+  info.memory_allocatable = n.memory_allocatable;
+  // A cordoned node takes no new pods: no GPUs left to offer.
+  if (n.unschedulable) info.allocatable_gpus = 0;
+  return info;
+}
+
+}  // namespace
+
+KubeSync::KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log)
+    : catalog_(catalog), inflight_(inflight), log_(std::move(log)) {}
+
+NodeInfo KubeSync::InfoFor(const std::string& node) const {
+  NodeInfo info = node_infos_.at(node);
+  if (const auto it = gpus_by_node_.find(node); it != gpus_by_node_.end())
+    info.gpus_requested = it->second;
+  return info;
+}
+
+void KubeSync::PutNode(const std::string& node) {
+  if (node_infos_.count(node)) catalog_.Put(node, InfoFor(node));
+}
+
+void KubeSync::UpsertPod(const kube::KubePod& pod) {
+  const std::string key = pod.Key();
+  PodRecord next{pod.node_name, pod.gpus, pod.Active() && !pod.deleting};
+  PodRecord& cur = pods_by_key_[key];
+  if (cur.active && cur.gpus > 0) {
+    gpus_by_node_[cur.node] -= cur.gpus;
+    if (cur.node != next.node || !next.active) PutNode(cur.node);
+  }
+  cur = next;
+  if (cur.active && cur.gpus > 0) {
+    gpus_by_node_[cur.node] += cur.gpus;
+  }
+  if (cur.active) PutNode(cur.node);
+  if (inflight_) {
+    if (!cur.active && (!pod.node_name.empty() || pod.deleting)) {
+      inflight_->Remove(key);  // finished, failed or being deleted
+    } else if (cur.active) {
+      inflight_->MarkRequestedCounted(key);
+    }
+  }
+}
+
+void KubeSync::RemovePod(const std::string& key) {
+  const auto it = pods_by_key_.find(key);
+  if (it != pods_by_key_.end()) {
+    if (it->second.active && it->second.gpus > 0) {
+      gpus_by_node_[it->second.node] -= it->second.gpus;
+      PutNode(it->second.node);
+    }
+    pods_by_key_.erase(it);
+  }
+  if (inflight_) inflight_->Remove(key);
+}
+
+void KubeSync::NodeHandler::Replace(const std::vector<std::string>& objects) {
+  std::lock_guard<std::mutex> lock(s_.mu_);
+  s_.node_infos_.clear();
+  for (const auto& json : objects) {
+    kube::KubeNode n;
+    if (Status st = kube::DecodeNode(json, &n); !st.ok()) {
+      ++s_.decode_errors_;
+      s_.log_->warn("nodes: skipping a node: {}", st.reason());
+      continue;
+    }
+    s_.node_infos_[n.name] = ToInfo(n);
+  }
+  std::unordered_map<std::string, NodeInfo> all;
+  for (const auto& [name, info] : s_.node_infos_) all[name] = s_.InfoFor(name);
+  s_.catalog_.Replace(std::move(all));
+}
+
+void KubeSync::NodeHandler::Apply(const kube::WatchEvent& event) {
+  kube::KubeNode n;
+  std::lock_guard<std::mutex> lock(s_.mu_);
+  if (Status st = kube::DecodeNode(event.object, &n); !st.ok()) {
+    ++s_.decode_errors_;
+    s_.log_->warn("nodes: skipping an event: {}", st.reason());
+    return;
+  }
+  if (event.type == kube::WatchEvent::Type::kDeleted) {
+    s_.node_infos_.erase(n.name);
+    s_.catalog_.Remove(n.name);
+    return;
+  }
+  s_.node_infos_[n.name] = ToInfo(n);
+  s_.PutNode(n.name);
+}
+
+void KubeSync::PodHandler::Replace(const std::vector<std::string>& objects) {
+  std::lock_guard<std::mutex> lock(s_.mu_);
+  std::unordered_map<std::string, PodRecord> before = std::move(s_.pods_by_key_);
+  s_.pods_by_key_.clear();
+  s_.gpus_by_node_.clear();
+  std::unordered_map<std::string, bool> seen;
+  for (const auto& json : objects) {
+    kube::KubePod p;
+    if (Status st = kube::DecodePod(json, &p); !st.ok()) {
+      ++s_.decode_errors_;
+      s_.log_->warn("pods: skipping a pod: {}", st.reason());
+      continue;
+    }
+    seen[p.Key()] = true;
+    s_.UpsertPod(p);
+  }
+  // Pods that vanished while the watch was down.
+  for (const auto& [key, rec] : before)
+    if (!seen.count(key) && s_.inflight_) s_.inflight_->Remove(key);
+  for (const auto& [name, info] : s_.node_infos_) s_.PutNode(name);
+}
+
+void KubeSync::PodHandler::Apply(const kube::WatchEvent& event) {
+  kube::KubePod p;
+  std::lock_guard<std::mutex> lock(s_.mu_);
+  if (Status st = kube::DecodePod(event.object, &p); !st.ok()) {
+    ++s_.decode_errors_;
+    s_.log_->warn("pods: skipping an event: {}", st.reason());
+    return;
+  }
+  if (event.type == kube::WatchEvent::Type::kDeleted) {
+    s_.RemovePod(p.Key());
+  } else {
+    s_.UpsertPod(p);
+  }
+}
+
+std::size_t KubeSync::node_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return node_infos_.size();
+}
+
+std::size_t KubeSync::active_pod_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t n = 0;
+  for (const auto& [key, rec] : pods_by_key_) n += rec.active ? 1 : 0;
+  return n;
+}
+
+std::uint64_t KubeSync::decode_errors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return decode_errors_;
+}
+
+}  // namespace tidal::extender
