@@ -29,12 +29,12 @@ for d in docs:
           f"object without apiVersion/kind/name: {d}")
     by_kind.setdefault(d["kind"], []).append(d)
 
-want = {"ServiceAccount": 1, "Role": 1, "RoleBinding": 2, "ClusterRoleBinding": 2, "ConfigMap": 2,
-        "Service": 1, "Deployment": 1}
+want = {"ServiceAccount": 1, "Role": 1, "RoleBinding": 2, "ClusterRole": 1, "ClusterRoleBinding": 3,
+        "ConfigMap": 2, "Service": 1, "Deployment": 1}
 check({k: len(v) for k, v in by_kind.items()} == want, f"kinds {sorted(by_kind)} != {want}")
 for d in docs:
     ns = d["metadata"].get("namespace")
-    if d["kind"] == "ClusterRoleBinding":
+    if d["kind"] in ("ClusterRole", "ClusterRoleBinding"):
         check(ns is None, f"{d['metadata']['name']}: cluster-scoped object with a namespace")
     elif d["metadata"]["name"].endswith("extension-apiserver-authentication-reader"):
         check(ns == "kube-system", "the authentication-reader RoleBinding must be in kube-system")
@@ -65,6 +65,19 @@ check(f"{url.hostname}:{url.port}" == listen, f"urlPrefix {ext['urlPrefix']} vs 
 check(url.hostname in ("127.0.0.1", "localhost"), "the extender is reached on localhost")
 check(ext["filterVerb"] == "filter" and ext["prioritizeVerb"] == "prioritize", "verbs served by tidal serve")
 check(int(ext["weight"]) > 0, "weight must be > 0 with a prioritizeVerb")
+check(ext.get("bindVerb") == "bind", "bindVerb served by tidal serve")
+check("--in-cluster" in tidal_args, "/bind and the Node watch need --in-cluster")
+check(ext["nodeCacheCapable"] is True, "names only: tidal serve watches Nodes itself")
+
+# The extender's own role is exactly what it calls.
+(role,) = by_kind["ClusterRole"]
+rules = {(tuple(r["apiGroups"]), r["resources"][0]): sorted(r["verbs"]) for r in role["rules"]}
+check(rules == {(("",), "nodes"): ["list", "watch"],
+                (("",), "pods"): ["get", "list", "patch", "watch"],
+                (("",), "pods/binding"): ["create"]}, f"tidal-extender rules {rules}")
+bound = [b for b in by_kind["ClusterRoleBinding"] if b["roleRef"]["name"] == role["metadata"]["name"]]
+check(len(bound) == 1 and bound[0]["subjects"][0]["name"] == pod["serviceAccountName"],
+      "tidal-extender is bound to the scheduler pod's service account")
 check([r["name"] for r in ext["managedResources"]] == ["nvidia.com/gpu"], "managedResources")
 check(ext["ignorable"] is False, "filter failures must not be skipped")
 timeout = ext["httpTimeout"]
