@@ -49,6 +49,11 @@ std::string Quote(const std::string& s) {
   return out + "\"";
 }
 
+int StartsOn(const PolicyResult& p, const std::string& node) {
+  const auto it = p.starts_per_node.find(node);
+  return it == p.starts_per_node.end() ? 0 : it->second;
+}
+
 }  // namespace
 
 std::string RenderTable(const RunReport& r) {
@@ -71,6 +76,7 @@ std::string RenderTable(const RunReport& r) {
       {"LSCS settle (s)", [](const PolicyResult& p) { return p.lscs_settle_s < 0 ? std::string("never") : Num(p.lscs_settle_s, 0); }},
       {"NVLink variance max", [](const PolicyResult& p) { return Num(p.nvlink_variance_max, 4); }},
       {"GPU overcommit max", [](const PolicyResult& p) { return Num(100 * p.max_gpu_overcommit, 0) + "%"; }},
+      {"pods per GPU max", [](const PolicyResult& p) { return std::to_string(p.max_pods_per_gpu); }},
       {"tasks per hour", [](const PolicyResult& p) { return Num(p.tasks_per_hour, 1); }},
   };
   std::string header = fmt::format("{:<22}", "");
@@ -91,6 +97,13 @@ std::string RenderTable(const RunReport& r) {
       for (const auto& p : r.policies)
         line += fmt::format(" {:>14}", fmt::format("{:.0f}% / {:.0f}%", 100 * p.gpu_mem_util_mean.at(node),
                                                    100 * p.gpu_mem_util_peak.at(node)));
+      out += line + "\n";
+    }
+    out += "\nPods started per node (restarts included)\n";
+    out += h + "\n";
+    for (const auto& node : r.policies[0].nodes) {
+      std::string line = fmt::format("{:<22}", node);
+      for (const auto& p : r.policies) line += fmt::format(" {:>14}", StartsOn(p, node));
       out += line + "\n";
     }
   }
@@ -136,7 +149,14 @@ std::string RenderJson(const RunReport& r) {
       out += (first ? "" : ", ") + Quote(node) + ": " + Num(p.gpu_mem_util_mean.at(node), 6);
       first = false;
     }
-    out += "}, \"tasks_per_hour\": " + Num(p.tasks_per_hour, 3);
+    out += "}, \"starts_per_node\": {";
+    first = true;
+    for (const auto& node : p.nodes) {
+      out += (first ? "" : ", ") + Quote(node) + ": " + std::to_string(StartsOn(p, node));
+      first = false;
+    }
+    out += "}, \"max_pods_per_gpu\": " + std::to_string(p.max_pods_per_gpu);
+    out += ", \"tasks_per_hour\": " + Num(p.tasks_per_hour, 3);
     out += ", \"events\": " + std::to_string(p.events);
     out += "}";
   }

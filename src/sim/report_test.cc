@@ -43,6 +43,8 @@ RunReport Small() {
   p.gpu_mem_util_mean["n1"] = 0.25;
   p.oom_kills = 1;
   p.starts = 4;
+  p.starts_per_node["n1"] = 4;
+  p.max_pods_per_gpu = 2;
   p.tasks = 3;
   p.completed = 3;
   r.policies.push_back(p);
@@ -54,7 +56,8 @@ TEST(Report, JsonHasTheDocumentedFields) {
   for (const char* key : {"\"scenario\": \"s\"", "\"seed\": 3", "\"name\": \"k8s-default\"", "\"wait_mean_s\": 2.000",
                           "\"wait_p50_s\": 2.000", "\"wait_p99_s\": 3.000", "\"makespan_s\"", "\"oom_kills\": 1",
                           "\"migration_rate\": 0.250000", "\"lscs_max\"", "\"lscs_settle_s\": null",
-                          "\"nvlink_variance_max\"", "\"gpu_mem_util_peak\": {\"n1\": 0.500000}", "\"tasks_per_hour\""})
+                          "\"nvlink_variance_max\"", "\"gpu_mem_util_peak\": {\"n1\": 0.500000}", "\"tasks_per_hour\"",
+                          "\"starts_per_node\": {\"n1\": 4}", "\"max_pods_per_gpu\": 2"})
     EXPECT_NE(j.find(key), std::string::npos) << key;
 }
 

@@ -22,7 +22,10 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
   p.tidal = tidal;
   if (name == "k8s-default") p.kind = PolicyKind::kK8sDefault;
   else if (name == "best-fit") p.kind = PolicyKind::kBestFit;
-  else if (name == "load-aware") p.kind = PolicyKind::kLoadAware;
+  else if (name == "load-aware") {
+    p.kind = PolicyKind::kLoadAware;
+    p.reservations = tidal.reservations.enabled;  // reservations.enabled in the config
+  }
   else if (name == "load-aware-noreserve") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = false;
@@ -97,7 +100,9 @@ class Simulation {
   Simulation(const ClusterSpec& cluster, const WorkloadSpec& workload, const PolicySpec& policy,
              const SimOptions& options)
       : policy_(policy), opt_(options), tie_rng_(options.seed ^ 0x7469646c),
-        book_(options.reservations) {
+        book_(ReservationOptions{policy.tidal.reservations.visible_after_ms,
+                                 policy.tidal.reservations.ttl_ms,
+                                 policy.tidal.reservations.claims}) {
     for (const auto& n : cluster.nodes) {
       NodeRt rt;
       rt.spec = &n;
@@ -113,6 +118,14 @@ class Simulation {
   }
 
   PolicyResult Run() {
+    // The monitoring stack ran before the scenario starts: the extender's cache
+    // holds a sample of the initial state at t = 0 (without it, pods arriving in
+    // the first seconds meet nodes without metrics, judged by GPU counts alone).
+    if (opt_.warm_metrics) {
+      AgentSample();
+      scraped_ = agent_;
+      cache_ = scraped_;
+    }
     for (const Task& t : tasks_) {
       const int id = t.id;
       engine_.At(t.arrival_ms, [this, id] { Arrive(id); });
@@ -558,7 +571,11 @@ class Simulation {
     ++starts_;
     NodeRt& rt = nodes_[node];
     rt.tasks.push_back(t.id);
-    for (int g : gpus) rt.tenants[g].push_back(t.id);
+    ++starts_per_node_[rt.spec->name];
+    for (int g : gpus) {
+      rt.tenants[g].push_back(t.id);
+      max_pods_per_gpu_ = std::max(max_pods_per_gpu_, static_cast<int>(rt.tenants[g].size()));
+    }
     if (policy_.kind == PolicyKind::kLoadAware && policy_.reservations) {
       Reservation r;
       r.pod = t.pod.Key();
@@ -588,8 +605,10 @@ class Simulation {
     if (!AllDone()) r.makespan_s = static_cast<double>(engine_.now()) / 1000.0;
     r.nvlink_variance_max = nvlink_variance_max_;
     r.max_gpu_overcommit = max_overcommit_;
+    r.max_pods_per_gpu = max_pods_per_gpu_;
     for (const auto& n : nodes_) {
       r.nodes.push_back(n.spec->name);
+      r.starts_per_node[n.spec->name] = starts_per_node_.count(n.spec->name) ? starts_per_node_.at(n.spec->name) : 0;
       r.gpu_mem_util_peak[n.spec->name] = n.memory_peak;
       r.gpu_mem_util_mean[n.spec->name] = n.memory_samples ? n.memory_sum / n.memory_samples : 0;
     }
@@ -627,7 +646,8 @@ class Simulation {
   std::unique_ptr<Runner> intree_, extender_;
   Evaluation intree_eval_, ext_eval_;
   bool cycle_requested_ = false;
-  int done_ = 0, oom_kills_ = 0, starts_ = 0;
+  int done_ = 0, oom_kills_ = 0, starts_ = 0, max_pods_per_gpu_ = 0;
+  std::map<std::string, int> starts_per_node_;
   TimeMs last_arrival_ms_ = 0;
   double nvlink_variance_max_ = 0, max_overcommit_ = 0;
   std::vector<double> waits_, jcts_;

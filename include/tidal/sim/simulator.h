@@ -35,13 +35,13 @@ struct SimOptions {
   TimeMs agent_interval_ms = 10'000;
   TimeMs scrape_interval_ms = 15'000;
   TimeMs cache_ttl_ms = 20'000;
+  bool warm_metrics = true;  // a first sample of the initial state is cached at t = 0
   TimeMs tick_ms = 1'000;            // runtime model step
   TimeMs retry_interval_ms = 30'000;  // pending pods are retried at least this often
   TimeMs stats_interval_ms = 10'000;
   TimeMs lscs_window_ms = 300'000;    // LSCS uses 5-minute averages
   TimeMs horizon_ms = 48LL * 3600 * 1000;
   double pcie_nvlink_slowdown = 1.5;  // an NVLink job on GPUs without NVLink
-  ReservationOptions reservations;  // the extender's defaults
 };
 
 struct TimePoint {
@@ -69,6 +69,8 @@ struct PolicyResult {
   double nvlink_variance_max = 0;
   std::map<std::string, double> gpu_mem_util_peak;
   std::map<std::string, double> gpu_mem_util_mean;
+  std::map<std::string, int> starts_per_node;  // pods started on each node, restarts included
+  int max_pods_per_gpu = 0;                    // most pods sharing one GPU at once
   double max_gpu_overcommit = 0;  // highest Σ real memory / capacity seen on any GPU
   double tasks_per_hour = 0;
   std::uint64_t events = 0;
