@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
 
+#include <functional>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "testing/fake_apiserver.h"
 #include "tidal/extender/binder.h"
@@ -25,8 +28,10 @@ class FixedSource final : public MetricsSource {
     *out = snapshot;
     out->fetched_at_ms = now_ms;
     for (auto& [name, m] : out->nodes) m.sample_time_ms = sample_time_ms;
+    if (hold) hold();  // a Prometheus that does not answer yet
     return Status::Fits();
   }
+  std::function<void()> hold;
   std::string Describe() const override { return "fixed"; }
   MetricsSnapshot snapshot;
   TimeMs sample_time_ms = 0;
@@ -163,6 +168,35 @@ TEST(Bind, ReservationsStopABurstFromOvercommittingTheIdleNode) {
       EXPECT_EQ(f.inflight.in_flight(), 8u);
     }
   }
+}
+
+// Bind publishes its reservation through Republish; a fetch that hangs (up to
+// queryTimeout) must not hold that up, or every bind would wait on Prometheus.
+TEST(Bind, AReservationIsPublishedWhileAFetchHangs) {
+  BindFixture f(true);
+  std::promise<void> fetching, release;
+  std::shared_future<void> released = release.get_future().share();
+  f.source.hold = [&] {
+    fetching.set_value();
+    released.wait();
+  };
+  std::thread refresh([&] { f.refresher->RefreshOnce(); });
+  fetching.get_future().wait();
+  f.api.PutPod(BurstPod(0));
+  auto scheduled = std::async(std::launch::async, [&] { return f.Schedule(BurstPod(0)); });
+  // A liveness guard, not a timing assertion: with the old single lock this never returns.
+  const bool done = scheduled.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  EXPECT_TRUE(done) << "bind waited on the hanging fetch";
+  if (done) {
+    EXPECT_EQ(scheduled.get(), "a");
+    EXPECT_EQ(f.store.Load()->reservations_generation, f.inflight.generation());
+    EXPECT_EQ(f.inflight.in_flight(), 1u);
+  }
+  release.set_value();
+  refresh.join();
+  // The fetch that finished after the bind keeps the reservation in its view.
+  EXPECT_EQ(f.store.Load()->reservations_generation, f.inflight.generation());
+  f.source.hold = nullptr;
 }
 
 TEST(Bind, AnnotatesTheGpusAndCreatesTheBinding) {

@@ -18,12 +18,14 @@ Refresher::Refresher(MetricsSource& source, ViewStore& store, NodeCatalog& catal
 Refresher::~Refresher() { Stop(); }
 
 void Refresher::RefreshOnce() {
-  std::lock_guard<std::mutex> serial(mu_);
+  std::lock_guard<std::mutex> serial(fetch_mu_);
   const TimeMs started = clock_.NowMs();
   auto snapshot = std::make_shared<MetricsSnapshot>();
+  // No publish lock during the fetch: a bind's Republish must not wait on Prometheus.
   const Status s = source_.Fetch(started, snapshot.get());
   const TimeMs now = clock_.NowMs();
 
+  std::lock_guard<std::mutex> publish(publish_mu_);
   const auto previous = store_.Load();
   auto next = std::make_shared<ClusterView>(*previous);
   next->generation = ++generation_;
@@ -70,7 +72,7 @@ void Refresher::ApplyReservations(ClusterView* next) {
 }
 
 void Refresher::Republish() {
-  std::lock_guard<std::mutex> serial(mu_);
+  std::lock_guard<std::mutex> publish(publish_mu_);
   const auto previous = store_.Load();
   if (inflight_) inflight_->Expire(clock_.NowMs(), MetricsSnapshot{});  // the TTL alone
   const std::uint64_t catalog_gen = catalog_.generation();

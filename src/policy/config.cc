@@ -197,6 +197,14 @@ void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyCo
     CheckKeys(v, tp, {"thresholds", "podThresholdRange"}, errors);
     ReadThresholds(v["thresholds"], Join(tp, "thresholds"), &t.thresholds, errors);
     ValidateThresholds(t.thresholds, Join(tp, "thresholds"), errors);
+    if (const double reject_eff = t.thresholds.gpu_memory.reject - base.reject_threshold_safety_margin;
+        base.reject_threshold_safety_margin > 0 &&
+        t.thresholds.gpu_memory.warn < t.thresholds.gpu_memory.reject &&
+        !(reject_eff > t.thresholds.gpu_memory.warn))
+      errors.Add(Join(tp, "thresholds.gpuMemory.reject"),
+                 Fmt(t.thresholds.gpu_memory.reject) + " minus rejectThresholdSafetyMargin " +
+                     Fmt(base.reject_threshold_safety_margin) + " is not above warn " +
+                     Fmt(t.thresholds.gpu_memory.warn));
     t.pod_threshold_min = 0;
     t.pod_threshold_max = t.thresholds.gpu_memory.reject;
     const std::string rp = Join(tp, "podThresholdRange");
@@ -295,6 +303,16 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
     c.gpu_memory_decay_slope =
         c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin - c.thresholds.gpu_memory.warn;
   }
+  // A margin that pulls the effective reject threshold to or below warn leaves no
+  // warning band: every node past warn would already be rejected.
+  if (const double reject_eff =
+          c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin;
+      c.reject_threshold_safety_margin > 0 &&
+      c.thresholds.gpu_memory.warn < c.thresholds.gpu_memory.reject &&
+      !(reject_eff > c.thresholds.gpu_memory.warn))
+    errors.Add("rejectThresholdSafetyMargin",
+               Fmt(c.reject_threshold_safety_margin) + " puts the effective GPU memory reject threshold at " +
+                   Fmt(reject_eff) + ", not above warn " + Fmt(c.thresholds.gpu_memory.warn));
   ReadDuration(root, "", "metricCacheTTL", &c.metric_cache_ttl_ms, errors);
   if (c.metric_cache_ttl_ms < 1000) errors.Add("metricCacheTTL", "must be at least 1s");
   ReadDuration(root, "", "queryTimeout", &c.query_timeout_ms, errors);

@@ -76,6 +76,16 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
        {"tenants: \"Team A\\x05\" is not a namespace name (lowercase letters, digits and '-', at most 63)"}},
       {"decay slope larger than the threshold", "gpuMemoryDecaySlope: 0.9",
        {"gpuMemoryDecaySlope: 0.9 is outside (0, 0.82] (the effective GPU memory reject threshold)"}},
+      // Found by fuzz_config: an unset slope came out negative and the dump did not load.
+      {"margin leaves no warning band",
+       "thresholds: {gpuMemory: {warn: 0.75, reject: 0.875}}\nrejectThresholdSafetyMargin: 0.25",
+       {"rejectThresholdSafetyMargin: 0.25 puts the effective GPU memory reject threshold at "
+        "0.625, not above warn 0.75"}},
+      {"margin leaves a tenant no warning band",
+       "rejectThresholdSafetyMargin: 0.25\nthresholds: {gpuMemory: {warn: 0.5, reject: 0.875}}\n"
+       "tenants: {batch: {thresholds: {gpuMemory: {warn: 0.75, reject: 0.875}}}}",
+       {"tenants.batch.thresholds.gpuMemory.reject: 0.875 minus rejectThresholdSafetyMargin 0.25 "
+        "is not above warn 0.75"}},
       {"when all rejected", "whenAllRejected: random",
        {"whenAllRejected: \"random\" (expected pending or least-loaded)"}},
       {"unknown load type in the estimate",

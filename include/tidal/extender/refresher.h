@@ -43,7 +43,9 @@ class Refresher {
   const Clock& clock_;
   TimeMs interval_ms_;
   std::shared_ptr<spdlog::logger> log_;
-  std::mutex mu_;  // serialises RefreshOnce; guards stop_
+  std::mutex fetch_mu_;    // serialises RefreshOnce, held across the fetch
+  std::mutex publish_mu_;  // serialises building and publishing a view; never held across I/O
+  std::mutex mu_;          // guards stop_
   std::condition_variable cv_;
   bool stop_ = false;
   std::thread thread_;
