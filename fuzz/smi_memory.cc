@@ -1,5 +1,5 @@
 // `nvidia-smi -q -d MEMORY` (and full `-q`) output: an error Status or one reading
-// per GPU section with memory figures that fit in bytes.
+// per GPU section with memory figures that fit in bytes; and the --query-gpu CSV.
 #include "check.h"
 #include "tidal/agent/gpu.h"
 
@@ -15,5 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       TIDAL_FUZZ_CHECK(*g.memory_total % (1024 * 1024) == 0 && *g.memory_used % (1024 * 1024) == 0,
                        "MiB figures convert to whole bytes");
   }
+  // The same bytes as a --query-gpu CSV (the fallback's UUID and model).
+  std::vector<tidal::agent::SmiGpuIdentity> ids;
+  const tidal::Status id_st = tidal::agent::ParseSmiGpuCsv(tidal::fuzz::AsText(data, size), &ids);
+  if (!id_st.ok()) TIDAL_FUZZ_CHECK(!id_st.reason().empty(), "a CSV parse error says why");
+  for (const auto& id : ids) TIDAL_FUZZ_CHECK(id.index >= 0, "GPU indices are not negative");
   return 0;
 }

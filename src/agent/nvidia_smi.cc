@@ -1,5 +1,6 @@
-// The nvidia-smi fallback: memory from `nvidia-smi -q -d MEMORY`, NVLink peers
-// from `nvidia-smi topo -m`, both run without a shell and with a timeout.
+// The nvidia-smi fallback: memory from `nvidia-smi -q -d MEMORY`, UUID and model
+// from `--query-gpu`, NVLink peers from `nvidia-smi topo -m`, all run without a
+// shell and with a timeout.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -170,6 +171,89 @@ Status ParseSmiMemory(std::string_view text, std::vector<GpuReading>* out) {
 
 namespace {
 
+// Cells nvidia-smi prints for a value it does not have.
+bool IsMissing(std::string_view v) {
+  return v.empty() || v == "N/A" || v.starts_with("[N/A") || v.starts_with("[Not Supported") ||
+         v.starts_with("[Requested functionality") || v.starts_with("[Unknown");
+}
+
+std::vector<std::string_view> SplitCells(std::string_view line) {
+  std::vector<std::string_view> cells;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = line.find(',', start);
+    cells.push_back(Trim(line.substr(start, comma - start)));
+    if (comma == std::string_view::npos) return cells;
+    start = comma + 1;
+  }
+}
+
+std::string UpperHex(std::string_view v) {
+  std::string s(v);
+  for (char& c : s)
+    if (c >= 'a' && c <= 'f') c = static_cast<char>(c - 'a' + 'A');
+  return s;
+}
+
+}  // namespace
+
+Status ParseSmiGpuCsv(std::string_view text, std::vector<SmiGpuIdentity>* out) {
+  out->clear();
+  int col_index = -1, col_uuid = -1, col_name = -1, col_bus = -1;
+  std::size_t columns = 0;
+  std::size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (Trim(line).empty()) continue;
+    const std::vector<std::string_view> cells = SplitCells(line);
+    if (columns == 0) {
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        std::string_view h = cells[i];
+        if (const std::size_t unit = h.find(" ["); unit != std::string_view::npos)
+          h = h.substr(0, unit);
+        const int at = static_cast<int>(i);
+        if (h == "index") col_index = at;
+        if (h == "uuid") col_uuid = at;
+        if (h == "name") col_name = at;
+        if (h == "pci.bus_id") col_bus = at;
+      }
+      if (col_index < 0)
+        return Status::Error("nvidia-smi --query-gpu line " + std::to_string(line_no) +
+                             ": expected a header with an \"index\" column");
+      columns = cells.size();
+      continue;
+    }
+    if (cells.size() != columns)
+      return Status::Error("nvidia-smi --query-gpu line " + std::to_string(line_no) + ": " +
+                           std::to_string(cells.size()) + " cells, expected " +
+                           std::to_string(columns) + " as in the header");
+    SmiGpuIdentity id;
+    const std::string_view idx = cells[static_cast<std::size_t>(col_index)];
+    const auto r = std::from_chars(idx.data(), idx.data() + idx.size(), id.index);
+    if (r.ec != std::errc() || r.ptr != idx.data() + idx.size() || id.index < 0)
+      return Status::Error("nvidia-smi --query-gpu line " + std::to_string(line_no) + ": index \"" +
+                           std::string(idx.substr(0, 20)) + "\" is not a GPU index");
+    auto cell = [&](int col) {
+      if (col < 0) return std::string();
+      const std::string_view v = cells[static_cast<std::size_t>(col)];
+      return IsMissing(v) ? std::string() : std::string(v);
+    };
+    id.uuid = cell(col_uuid);
+    id.model = cell(col_name);
+    id.bus_id = UpperHex(cell(col_bus));
+    out->push_back(std::move(id));
+  }
+  if (columns == 0) return Status::Error("nvidia-smi --query-gpu: empty output");
+  return Status();
+}
+
+namespace {
+
 class NvidiaSmiSource final : public GpuSource {
  public:
   NvidiaSmiSource(std::string path, int timeout_ms, CommandRunner run)
@@ -182,12 +266,22 @@ class NvidiaSmiSource final : public GpuSource {
     std::string text;
     if (Status st = run_({path_, "-q", "-d", "MEMORY"}, timeout_ms_, &text); !st.ok()) return st;
     if (Status st = ParseSmiMemory(text, &out->gpus); !st.ok()) return st;
+    // UUID and model are optional too: without them the series keep empty labels.
+    Status id_st =
+        run_({path_, "--query-gpu=index,uuid,name,pci.bus_id", "--format=csv"}, timeout_ms_, &text);
+    std::vector<SmiGpuIdentity> ids;
+    if (id_st.ok()) id_st = ParseSmiGpuCsv(text, &ids);
+    if (id_st.ok()) {
+      FillIdentity(ids, &out->gpus);
+    } else {
+      out->error = "identity: " + id_st.reason();
+    }
     // Topology is optional: memory alone is still worth serving.
     Status st = run_({path_, "topo", "-m"}, timeout_ms_, &text);
     GpuTopology topo;
     if (st.ok()) st = ParseTopoMatrix(text, &topo);
     if (!st.ok()) {
-      out->error = "topology: " + st.reason();
+      out->error += (out->error.empty() ? "" : "; ") + std::string("topology: ") + st.reason();
       return Status();
     }
     for (GpuReading& g : out->gpus) {
@@ -197,6 +291,18 @@ class NvidiaSmiSource final : public GpuSource {
   }
 
  private:
+  // Matched by PCI bus id, which both outputs carry; by index when a row has none.
+  static void FillIdentity(const std::vector<SmiGpuIdentity>& ids, std::vector<GpuReading>* gpus) {
+    for (GpuReading& g : *gpus) {
+      const std::string bus = UpperHex(g.bus_id);
+      const SmiGpuIdentity* match = nullptr;
+      for (const SmiGpuIdentity& id : ids)
+        if (id.bus_id.empty() ? id.index == g.index : id.bus_id == bus) match = &id;
+      if (!match) continue;
+      if (g.uuid.empty()) g.uuid = match->uuid;
+      if (g.model.empty()) g.model = match->model;
+    }
+  }
   std::string path_;
   int timeout_ms_;
   CommandRunner run_;

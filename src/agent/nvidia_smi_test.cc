@@ -114,9 +114,14 @@ TEST(SmiSamples, EverySampleIsCovered) {
     const std::string name = e.path().filename().string();
     SCOPED_TRACE(name);
     const std::string text = ReadFile(e.path().string());
-    if (name.starts_with("q")) {
+    if (name.starts_with("query-gpu")) {
+      std::vector<SmiGpuIdentity> ids;
+      const Status st = ParseSmiGpuCsv(text, &ids);
+      EXPECT_TRUE(st.ok()) << st.reason();
+      EXPECT_FALSE(ids.empty());
+    } else if (name.starts_with("q")) {
       if (name.ends_with(".csv")) {
-        EXPECT_NE(text.find(", "), std::string::npos);  // CSV queries are not used by the agent
+        EXPECT_NE(text.find(", "), std::string::npos);  // per-process queries are not used
         continue;
       }
       std::vector<GpuReading> g;
@@ -153,18 +158,23 @@ struct SourceCase {
   const char* name;
   const char* memory_file;
   const char* topo_file;
+  std::string identity_csv;
   std::size_t gpus;
   int peer_links_0_1;  // links between GPU 0 and 1; 0 = not linked
+  std::string uuid_0, model_0;
 };
+
+const std::string kIdentityQuery = "--query-gpu=index,uuid,name,pci.bus_id --format=csv";
 
 class SmiSourceCases : public ::testing::TestWithParam<SourceCase> {};
 
-TEST_P(SmiSourceCases, MemoryAndPeersFromTwoFixedCommands) {
+TEST_P(SmiSourceCases, MemoryIdentityAndPeersFromThreeFixedCommands) {
   const SourceCase& tc = GetParam();
   std::vector<std::string> seen;
   GpuCollector c(
       MakeNvidiaSmiSource("/usr/bin/nvidia-smi", 5000,
                           FakeRunner({{"-q -d MEMORY", ReadFile(kSmiDir + tc.memory_file)},
+                                      {kIdentityQuery, tc.identity_csv},
                                       {"topo -m", ReadFile(kSmiDir + tc.topo_file)}},
                                      &seen)),
       "");
@@ -172,8 +182,12 @@ TEST_P(SmiSourceCases, MemoryAndPeersFromTwoFixedCommands) {
   const Status st = c.Collect(s);
   ASSERT_TRUE(st.ok()) << st.reason();
   EXPECT_EQ(seen, (std::vector<std::string>{"/usr/bin/nvidia-smi -q -d MEMORY",
+                                            "/usr/bin/nvidia-smi " + kIdentityQuery,
                                             "/usr/bin/nvidia-smi topo -m"}));
   EXPECT_EQ(testing::Count(s, "ai_gpu_memory_used_bytes"), tc.gpus);
+  EXPECT_TRUE(Find(s, "ai_gpu_memory_used_bytes",
+                   {{"gpu_id", "0"}, {"uuid", tc.uuid_0}, {"model", tc.model_0}}))
+      << "GPU 0 carries its UUID and model";
   const auto links = Find(s, "ai_gpu_nvlink_peer_links", {{"gpu_id", "0"}, {"peer_gpu_id", "1"}});
   if (tc.peer_links_0_1 == 0) {
     EXPECT_FALSE(links);
@@ -184,19 +198,83 @@ TEST_P(SmiSourceCases, MemoryAndPeersFromTwoFixedCommands) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, SmiSourceCases,
-    ::testing::Values(SourceCase{"H100x8_nvswitch", "q-memory-subset_h100-sxm5x8_565.57.01.txt",
-                                 "topo-m_h100x8_nv18_no-nic.txt", 8, 18},
-                      SourceCase{"A100x4_pcie_topology",
-                                 "q-memory-subset_a100-sxm4x4_555.42.02.txt",
-                                 "topo-m_pcie4gpu_pix-pairs_sys_gpu008.txt", 4, 0},
-                      SourceCase{"H100x1_raw_tabs", "q_h100_590.48.01_load.txt",
-                                 "topo-m_h100x1_raw-tabs-ansi_590.48.01.txt", 1, 0}),
+    ::testing::Values(
+        // Rows in another order than the -q sections: matched by bus id, not position.
+        SourceCase{"H100x8_nvswitch", "q-memory-subset_h100-sxm5x8_565.57.01.txt",
+                   "topo-m_h100x8_nv18_no-nic.txt",
+                   "index, uuid, name, pci.bus_id\n"
+                   "1, GPU-b1, NVIDIA H100 80GB HBM3, 00000000:2A:00.0\n"
+                   "0, GPU-a0, NVIDIA H100 80GB HBM3, 00000000:18:00.0\n",
+                   8, 18, "GPU-a0", "NVIDIA H100 80GB HBM3"},
+        SourceCase{"A100x4_pcie_topology", "q-memory-subset_a100-sxm4x4_555.42.02.txt",
+                   "topo-m_pcie4gpu_pix-pairs_sys_gpu008.txt",
+                   "index, uuid, name, pci.bus_id\n"
+                   "0, GPU-c0, NVIDIA A100-SXM4-40GB, 00000000:68:00.0\n",
+                   4, 0, "GPU-c0", "NVIDIA A100-SXM4-40GB"},
+        // The full -q has its own UUID and model; the CSV (every column) agrees.
+        SourceCase{"H100x1_raw_tabs", "q_h100_590.48.01_load.txt",
+                   "topo-m_h100x1_raw-tabs-ansi_590.48.01.txt",
+                   ReadFile(kSmiDir + "query-gpu_h100_590.48.01_load.csv"), 1, 0,
+                   "GPU-00000000-0000-0000-0000-000000000000", "NVIDIA H100 80GB HBM3"}),
     [](const auto& p) { return std::string(p.param.name); });
+
+TEST(ParseSmiGpuCsv, ReadsColumnsByHeaderName) {
+  struct Case {
+    std::string name, text;
+    std::vector<std::string> want;  // "index uuid model bus" per GPU, or the error text
+  };
+  const std::vector<Case> cases = {
+      {"query order",
+       "index, uuid, name, pci.bus_id\n0, GPU-1, NVIDIA A10, 00000000:3b:00.0\n",
+       {"0 GPU-1 NVIDIA A10 00000000:3B:00.0"}},
+      {"other order, units, missing values",
+       "name, memory.total [MiB], index, uuid\nNVIDIA A10, 23028 MiB, 3, [N/A]\n\n",
+       {"3  NVIDIA A10 "}},
+      {"no index column",
+       "uuid, name\nGPU-1, A10\n",
+       {"nvidia-smi --query-gpu line 1: expected a header with an \"index\" column"}},
+      {"short row",
+       "index, uuid, name\n0, GPU-1\n",
+       {"nvidia-smi --query-gpu line 2: 2 cells, expected 3 as in the header"}},
+      {"index not a number",
+       "index, uuid\nzero, GPU-1\n",
+       {"nvidia-smi --query-gpu line 2: index \"zero\" is not a GPU index"}},
+      {"empty", "", {"nvidia-smi --query-gpu: empty output"}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    std::vector<SmiGpuIdentity> ids;
+    const Status st = ParseSmiGpuCsv(tc.text, &ids);
+    std::vector<std::string> got;
+    if (!st.ok()) got.push_back(st.reason());
+    for (const auto& id : ids)
+      got.push_back(std::to_string(id.index) + " " + id.uuid + " " + id.model + " " + id.bus_id);
+    EXPECT_EQ(got, tc.want);
+  }
+}
+
+TEST(SmiSource, IdentityFailureKeepsMemoryAndSaysWhy) {
+  GpuCollector c(MakeNvidiaSmiSource(
+                     "nvidia-smi", 5000,
+                     FakeRunner({{"-q -d MEMORY",
+                                  ReadFile(kSmiDir + "q-memory-subset_h100-sxm5x8_565.57.01.txt")},
+                                 {kIdentityQuery, "FAIL"},
+                                 {"topo -m", ReadFile(kSmiDir + "topo-m_h100x8_nv18_no-nic.txt")}},
+                                nullptr)),
+                 "");
+  MetricSet s("n1");
+  const Status st = c.Collect(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("identity"), std::string::npos) << st.reason();
+  EXPECT_EQ(testing::Count(s, "ai_gpu_memory_used_bytes"), 8u);
+  EXPECT_TRUE(Find(s, "ai_gpu_nvlink_peer_links", {{"gpu_id", "0"}, {"peer_gpu_id", "1"}}));
+}
 
 TEST(SmiSource, TopologyFailureKeepsMemoryAndSaysWhy) {
   GpuCollector c(MakeNvidiaSmiSource(
                      "nvidia-smi", 5000,
                      FakeRunner({{"-q -d MEMORY", ReadFile(kSmiDir + "q_h100_590.48.01_load.txt")},
+                                 {kIdentityQuery, "index\n0\n"},
                                  {"topo -m", "FAIL"}},
                                 nullptr)),
                  "");
@@ -235,13 +313,17 @@ TEST_F(RunProgramTest, PassesArgumentsVerbatimWithoutAShell) {
 TEST_F(RunProgramTest, ServesAFakeNvidiaSmiEndToEnd) {
   const std::string sample = kSmiDir + "q_h100_590.48.01_load.txt";
   const std::string topo = kSmiDir + "topo-m_h100x1_raw-tabs-ansi_590.48.01.txt";
-  const std::string p = Script("nvidia-smi", "if [ \"$1\" = topo ]; then cat '" + topo +
-                                                 "'; else cat '" + sample + "'; fi\n");
+  const std::string csv = kSmiDir + "query-gpu_h100_590.48.01_load.csv";
+  const std::string p =
+      Script("nvidia-smi", "case \"$1\" in topo) cat '" + topo + "';; --query-gpu=*) cat '" + csv +
+                               "';; *) cat '" + sample + "';; esac\n");
   GpuCollector c(MakeNvidiaSmiSource(p, 5000, RunProgram), "");
   MetricSet s("n1");
   const Status st = c.Collect(s);
   ASSERT_TRUE(st.ok()) << st.reason();
-  EXPECT_EQ(Find(s, "ai_gpu_memory_used_bytes", {{"gpu_id", "0"}}), 19818.0 * kMiB);
+  EXPECT_EQ(Find(s, "ai_gpu_memory_used_bytes",
+                 {{"gpu_id", "0"}, {"uuid", "GPU-00000000-0000-0000-0000-000000000000"}}),
+            19818.0 * kMiB);
 }
 
 TEST_F(RunProgramTest, AHangingProgramIsKilledAtTheTimeout) {

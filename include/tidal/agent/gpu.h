@@ -62,7 +62,8 @@ using CommandRunner =
     std::function<Status(const std::vector<std::string>& argv, int timeout_ms, std::string* out)>;
 Status RunProgram(const std::vector<std::string>& argv, int timeout_ms, std::string* out);
 
-// `nvidia-smi -q -d MEMORY` and `nvidia-smi topo -m` through `run`.
+// `nvidia-smi -q -d MEMORY`, `--query-gpu=index,uuid,name,pci.bus_id` (the UUID
+// and model the MEMORY section lacks) and `nvidia-smi topo -m` through `run`.
 std::unique_ptr<GpuSource> MakeNvidiaSmiSource(std::string nvidia_smi, int timeout_ms,
                                                CommandRunner run);
 
@@ -71,6 +72,16 @@ std::unique_ptr<GpuSource> MakeNvidiaSmiSource(std::string nvidia_smi, int timeo
 // Product Name / GPU UUID when the output has them. MIG "Shared FB Memory Usage"
 // blocks are not counted twice.
 Status ParseSmiMemory(std::string_view text, std::vector<GpuReading>* out);
+
+// One row of `nvidia-smi --query-gpu=index,uuid,name,pci.bus_id --format=csv`.
+struct SmiGpuIdentity {
+  int index = 0;
+  std::string uuid, model, bus_id;  // empty when nvidia-smi reports [N/A] or similar
+};
+// Columns are found by their header name (a unit in brackets is ignored), so a
+// wider query or another column order reads the same; a row with the wrong number
+// of cells or a non-numeric index is an error naming the line.
+Status ParseSmiGpuCsv(std::string_view text, std::vector<SmiGpuIdentity>* out);
 
 // Exposes memory, NVLink utilisation over the interval and NVLink peers.
 // `gpu_count` of the last successful pass is kept for the competition index.
