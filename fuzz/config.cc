@@ -55,6 +55,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   TIDAL_FUZZ_CHECK(r.cuda_context == m.cuda_context && r.fallback == m.fallback &&
                        r.by_load_type == m.by_load_type && r.parameter_factor == m.parameter_factor,
                    "memory estimates survive the dump");
+  const tidal::ForecastConfig& fa = config.load_forecast;
+  const tidal::ForecastConfig& fb = reloaded.load_forecast;
+  TIDAL_FUZZ_CHECK(fa.enabled == fb.enabled && fa.horizon_ms == fb.horizon_ms &&
+                       fa.alpha == fb.alpha && fa.beta == fb.beta && fa.max_gap_ms == fb.max_gap_ms,
+                   "the load forecast survives the dump");
+  const tidal::MemoryLearningConfig& la = config.memory_learning;
+  const tidal::MemoryLearningConfig& lb = reloaded.memory_learning;
+  TIDAL_FUZZ_CHECK(la.enabled == lb.enabled && la.quantile == lb.quantile &&
+                       la.min_samples == lb.min_samples && la.window == lb.window &&
+                       la.headroom == lb.headroom && la.file == lb.file,
+                   "memory learning survives the dump");
   TIDAL_FUZZ_CHECK(reloaded.tenants.size() == config.tenants.size() &&
                        reloaded.plugins.size() == config.plugins.size(),
                    "tenants and plugins survive the dump");

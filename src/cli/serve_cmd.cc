@@ -96,13 +96,35 @@ int RunServe(const ServeFlags& f) {
   extender::Extender ext(config, store, clock, log, &metrics);
   extender::Refresher refresher(source, store, catalog, clock, config.metric_cache_ttl_ms, log);
   refresher.AttachReservations(&inflight);
+  // Issue 10's prediction: the load forecast and learned memory estimates.
+  std::unique_ptr<LoadForecaster> forecaster;
+  if (config.load_forecast.enabled) {
+    forecaster = std::make_unique<LoadForecaster>(config.load_forecast);
+    refresher.AttachForecaster(forecaster.get());
+  }
+  std::unique_ptr<MemoryLearner> learner;
+  std::unique_ptr<extender::PodPeakTracker> peaks;
+  if (config.memory_learning.enabled) {
+    learner = std::make_unique<MemoryLearner>(config.memory_learning);
+    if (!config.memory_learning.file.empty()) {
+      // A corrupt file is a start-up error: silently relearning could hide it.
+      if (Status st = LoadLearnedMemory(config.memory_learning.file, learner.get()); !st.ok())
+        throw InputError{"memoryLearning.file: " + st.reason()};
+      log->info("memory learning: {} workloads from {}", learner->keys(),
+                config.memory_learning.file);
+    }
+    peaks = std::make_unique<extender::PodPeakTracker>(*learner);
+    refresher.AttachLearning(peaks.get(), learner.get(), config.memory_learning.file);
+    ext.SetLearnedMemory(learner.get());
+    if (!api) log->warn("memory learning: needs the pod watch (--in-cluster or --kubeconfig)");
+  }
   extender::Server server(ext, metrics, store, clock, so);
 
   std::unique_ptr<extender::KubeSync> sync;
   std::unique_ptr<kube::Informer> nodes_informer, pods_informer;
   std::unique_ptr<extender::Binder> binder;
   if (api) {
-    sync = std::make_unique<extender::KubeSync>(catalog, &inflight, log);
+    sync = std::make_unique<extender::KubeSync>(catalog, &inflight, log, peaks.get());
     nodes_informer =
         std::make_unique<kube::Informer>(*api, "/api/v1/nodes", sync->node_handler(), log);
     kube::InformerOptions pod_options;

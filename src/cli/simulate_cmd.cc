@@ -13,6 +13,7 @@
 #include "tidal/core/status.h"
 #include "tidal/policy/config.h"
 #include "tidal/sim/fgd_experiment.h"
+#include "tidal/sim/prediction.h"
 #include "tidal/sim/report.h"
 #include "tidal/sim/simulator.h"
 #include "tidal/sim/traces/traces.h"
@@ -35,6 +36,8 @@ struct SimulateOptions {
   std::string nodes, pods, expected;
   std::string seeds = "42";
   double fgd_popularity = 100;
+  // --experiment prediction
+  std::string genai;
   bool policies_set = false;
 };
 
@@ -165,10 +168,29 @@ void RunFgdInflation(const SimulateOptions& o) {
               << wall / static_cast<double>(policies.size() * seeds.size()) << " s per run)\n";
 }
 
+void RunPredictionExperiment(const SimulateOptions& o) {
+  if (o.output != "table" && o.output != "json")
+    throw InputError{"--output: \"" + o.output + "\" (expected table or json)"};
+  if (o.genai.empty())
+    throw InputError{"--experiment prediction needs --genai DIR (the alibaba_genai_2026 trace folder)"};
+  const PolicyConfig config =
+      o.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(o.config);
+  const auto pods = sim::traces::LoadGenaiUsage(
+      sim::traces::Csv::ReadFile(o.genai + "/pod_gpu_memory_used_bytes_anon.csv"),
+      sim::traces::Csv::ReadFile(o.genai + "/pod_gpu_duty_cycle_anon.csv"));
+  const sim::PredictionReport r = sim::RunPrediction(pods, config);
+  std::cout << (o.output == "json" ? sim::RenderPredictionJson(r) : sim::RenderPredictionTable(r));
+}
+
 void RunSimulate(const SimulateOptions& o) {
   if (!o.experiment.empty()) {
+    if (o.experiment == "prediction") {
+      RunPredictionExperiment(o);
+      return;
+    }
     if (o.experiment != "fgd-inflation")
-      throw InputError{"--experiment: \"" + o.experiment + "\" (expected fgd-inflation)"};
+      throw InputError{"--experiment: \"" + o.experiment +
+                       "\" (expected fgd-inflation or prediction)"};
     RunFgdInflation(o);
     return;
   }
@@ -225,7 +247,8 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--workload", o->workload, "workload file (YAML) or builtin:seed");
   cmd->add_option(
          "--policies", o->policies,
-         "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, oracle; with "
+         "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, "
+         "load-aware-forecast, load-aware-learn, load-aware-predict, oracle; with "
          "--experiment fgd-inflation: random, dot-prod, gpu-clustering, gpu-packing, best-fit, "
          "fgd, "
          "load-aware-spread, load-aware-pack (default all)")
@@ -235,7 +258,11 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--out", o->out, "directory for CSV series and PNG plots");
   cmd->add_option("--output", o->output, "table or json");
   cmd->add_option("--experiment", o->experiment,
-                  "fgd-inflation: the FGD paper's openb experiment (needs --nodes and --pods)");
+                  "fgd-inflation: the FGD paper's openb experiment (needs --nodes and --pods); "
+                  "prediction: forecast and learned-memory errors on real usage (needs --genai)");
+  cmd->add_option("--genai", o->genai,
+                  "prediction: the Alibaba GenAI 2026 trace folder (pod_gpu_memory_used_bytes_anon.csv "
+                  "and pod_gpu_duty_cycle_anon.csv)");
   cmd->add_option("--nodes", o->nodes, "fgd-inflation: openb node list (CSV)");
   cmd->add_option("--pods", o->pods, "fgd-inflation: openb pod list (CSV, any variant)");
   cmd->add_option("--fgd-popularity", o->fgd_popularity,

@@ -3,9 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include "tidal/kube/objects.h"
+#include "tidal/policy/memory_learner.h"
+#include "tidal/policy/pod_decode.h"
 
 namespace tidal::extender {
 namespace {
+
+// Written by the binder (BinderOptions::gpu_annotation's default).
+constexpr const char* kGpuAnnotation = "tidal.io/gpus";
 
 NodeInfo ToInfo(const kube::KubeNode& n) {
   NodeInfo info;
@@ -20,8 +25,9 @@ NodeInfo ToInfo(const kube::KubeNode& n) {
 
 }  // namespace
 
-KubeSync::KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log)
-    : catalog_(catalog), inflight_(inflight), log_(std::move(log)) {}
+KubeSync::KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log,
+                   PodPeakTracker* peaks)
+    : catalog_(catalog), inflight_(inflight), log_(std::move(log)), peaks_(peaks) {}
 
 NodeInfo KubeSync::InfoFor(const std::string& node) const {
   NodeInfo info = node_infos_.at(node);
@@ -34,9 +40,19 @@ void KubeSync::PutNode(const std::string& node) {
   if (node_infos_.count(node)) catalog_.Put(node, InfoFor(node));
 }
 
-void KubeSync::UpsertPod(const kube::KubePod& pod) {
+void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
   const std::string key = pod.Key();
   PodRecord next{pod.node_name, pod.gpus, pod.Active() && !pod.deleting};
+  if (peaks_ && pod.gpus > 0) {
+    if (!next.active) {
+      peaks_->Ended(key);
+    } else if (RawPod raw; DecodePodJson(json, &raw).ok()) {
+      const auto a = raw.annotations.find(kGpuAnnotation);
+      if (a != raw.annotations.end())
+        peaks_->Running(key, WorkloadKey(ToPodDemand(raw)), pod.node_name,
+                        ParseGpuAnnotation(a->second));
+    }
+  }
   PodRecord& cur = pods_by_key_[key];
   if (cur.active && cur.gpus > 0) {
     gpus_by_node_[cur.node] -= cur.gpus;
@@ -65,6 +81,7 @@ void KubeSync::RemovePod(const std::string& key) {
     }
     pods_by_key_.erase(it);
   }
+  if (peaks_) peaks_->Ended(key);
   if (inflight_) inflight_->Remove(key);
 }
 
@@ -116,11 +133,14 @@ void KubeSync::PodHandler::Replace(const std::vector<std::string>& objects) {
       continue;
     }
     seen[p.Key()] = true;
-    s_.UpsertPod(p);
+    s_.UpsertPod(p, json);
   }
   // Pods that vanished while the watch was down.
-  for (const auto& [key, rec] : before)
-    if (!seen.count(key) && s_.inflight_) s_.inflight_->Remove(key);
+  for (const auto& [key, rec] : before) {
+    if (seen.count(key)) continue;
+    if (s_.inflight_) s_.inflight_->Remove(key);
+    if (s_.peaks_) s_.peaks_->Ended(key);
+  }
   for (const auto& [name, info] : s_.node_infos_) s_.PutNode(name);
 }
 
@@ -135,7 +155,7 @@ void KubeSync::PodHandler::Apply(const kube::WatchEvent& event) {
   if (event.type == kube::WatchEvent::Type::kDeleted) {
     s_.RemovePod(p.Key());
   } else {
-    s_.UpsertPod(p);
+    s_.UpsertPod(p, event.object);
   }
 }
 

@@ -42,8 +42,17 @@ void Refresher::RefreshOnce() {
     h.failing_since_ms = 0;
     h.last_error.clear();
     if (inflight_) inflight_->Expire(now, *snapshot);
+    if (peaks_) peaks_->Sample(*snapshot);
+    if (learner_ && !learned_file_.empty() && learner_->dirty()) {
+      if (const Status saved = SaveLearnedMemory(learned_file_, learner_); !saved.ok())
+        log_->warn("memory learning: {}", saved.reason());
+    }
     auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
     BuildNodes(snapshot.get(), catalog_.Copy(), nodes.get());
+    if (forecaster_)
+      for (const auto& [name, node] : *nodes)
+        if (node.metrics_known) forecaster_->Observe(name, node.sample_time_ms, node.load);
+    ApplyForecast(nodes.get(), now);
     next->nodes = std::move(nodes);
     next->catalog_generation = catalog_gen;
     next->snapshot = std::move(snapshot);
@@ -57,12 +66,27 @@ void Refresher::RefreshOnce() {
     if (catalog_gen != next->catalog_generation) {
       auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
       BuildNodes(next->snapshot.get(), catalog_.Copy(), nodes.get());
+      ApplyForecast(nodes.get(), now);
       next->nodes = std::move(nodes);
       next->catalog_generation = catalog_gen;
     }
   }
   ApplyReservations(next.get());
   store_.Publish(std::move(next));
+}
+
+// Each known node's expected change by now + horizon; the reservations overlay
+// is added on top of `load`, so it still counts.
+void Refresher::ApplyForecast(std::unordered_map<std::string, NodeState>* nodes, TimeMs now) {
+  if (!forecaster_) return;
+  for (auto& [name, node] : *nodes) {
+    if (!node.metrics_known) continue;
+    const auto f = forecaster_->Predict(name, now);
+    if (!f) continue;
+    node.load_trend = {f->gpu_memory - node.load.gpu_memory, f->nvlink - node.load.nvlink,
+                       f->await_ms - node.load.await_ms};
+    node.has_load_trend = true;
+  }
 }
 
 void Refresher::ApplyReservations(ClusterView* next) {
@@ -85,6 +109,7 @@ void Refresher::Republish() {
   if (catalog_changed) {
     auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
     BuildNodes(previous->snapshot.get(), catalog_.Copy(), nodes.get());
+    ApplyForecast(nodes.get(), clock_.NowMs());
     next->nodes = std::move(nodes);
     next->catalog_generation = catalog_gen;
   }

@@ -171,6 +171,46 @@ void ReadReservations(const YAML::Node& node, const std::string& path, Reservati
     errors.Add(Join(path, "visibleAfter"), "must not be longer than the ttl");
 }
 
+void ReadForecast(const YAML::Node& node, const std::string& path, ForecastConfig* f,
+                  ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"enabled", "horizon", "alpha", "beta", "maxGap"}, errors);
+  ReadBool(node, path, "enabled", &f->enabled, errors);
+  ReadDuration(node, path, "horizon", &f->horizon_ms, errors);
+  ReadDouble(node, path, "alpha", &f->alpha, errors);
+  ReadDouble(node, path, "beta", &f->beta, errors);
+  ReadDuration(node, path, "maxGap", &f->max_gap_ms, errors);
+  if (f->horizon_ms > 600'000) errors.Add(Join(path, "horizon"), "must be at most 10m");
+  if (!(f->alpha > 0 && f->alpha <= 1)) errors.Add(Join(path, "alpha"), Fmt(f->alpha) + " is outside (0, 1]");
+  if (!(f->beta >= 0 && f->beta <= 1)) errors.Add(Join(path, "beta"), Fmt(f->beta) + " is outside [0, 1]");
+  if (f->max_gap_ms < 1000) errors.Add(Join(path, "maxGap"), "must be at least 1s");
+}
+
+void ReadMemoryLearning(const YAML::Node& node, const std::string& path, MemoryLearningConfig* m,
+                        ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path, {"enabled", "quantile", "minSamples", "window", "headroom", "file"}, errors);
+  ReadBool(node, path, "enabled", &m->enabled, errors);
+  ReadDouble(node, path, "quantile", &m->quantile, errors);
+  ReadInt(node, path, "minSamples", &m->min_samples, errors);
+  ReadInt(node, path, "window", &m->window, errors);
+  ReadDouble(node, path, "headroom", &m->headroom, errors);
+  ReadString(node, path, "file", &m->file, errors);
+  if (!(m->quantile >= 0.5 && m->quantile <= 1))
+    errors.Add(Join(path, "quantile"), Fmt(m->quantile) + " is outside [0.5, 1]");
+  if (m->min_samples < 1) errors.Add(Join(path, "minSamples"), "must be >= 1");
+  if (m->window < 1 || m->window > 4096) errors.Add(Join(path, "window"), "must be in [1, 4096]");
+  else if (m->min_samples > m->window)
+    errors.Add(Join(path, "minSamples"), "must not exceed window " + std::to_string(m->window));
+  if (!(m->headroom >= 0 && m->headroom <= 1))
+    errors.Add(Join(path, "headroom"), Fmt(m->headroom) + " is outside [0, 1]");
+  for (char ch : m->file)
+    if (static_cast<unsigned char>(ch) < 0x20) {
+      errors.Add(Join(path, "file"), "contains a control character");
+      break;
+    }
+}
+
 void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyConfig& base,
                  std::vector<TenantConfig>* out, ConfigErrors& errors) {
   if (!IsMap(node, path, errors)) return;
@@ -280,7 +320,8 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
   CheckKeys(root, "",
             {"thresholds", "rejectThresholdSafetyMargin", "gpuMemoryDecaySlope", "metricCacheTTL",
              "queryTimeout", "metricsStaleAfter", "nvlink", "memoryEstimate", "fallback",
-             "reservations", "whenAllRejected", "tenants", "plugins"},
+             "reservations", "loadForecast", "memoryLearning", "whenAllRejected", "tenants",
+             "plugins"},
             errors);
   ReadThresholds(root["thresholds"], "thresholds", &c.thresholds, errors);
   ValidateThresholds(c.thresholds, "thresholds", errors);
@@ -322,6 +363,8 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
   ReadMemoryEstimate(root["memoryEstimate"], "memoryEstimate", &c.memory_estimate, errors);
   ReadFallback(root["fallback"], "fallback", &c.fallback, errors);
   ReadReservations(root["reservations"], "reservations", &c.reservations, errors);
+  ReadForecast(root["loadForecast"], "loadForecast", &c.load_forecast, errors);
+  ReadMemoryLearning(root["memoryLearning"], "memoryLearning", &c.memory_learning, errors);
   std::string when = "pending";
   ReadString(root, "", "whenAllRejected", &when, errors);
   if (when == "pending") c.when_all_rejected = WhenAllRejected::kPending;
@@ -403,6 +446,17 @@ std::string DumpPolicyConfig(const PolicyConfig& c) {
       << dur(c.reservations.ttl_ms) << YAML::Key << "visibleAfter" << YAML::Value
       << dur(c.reservations.visible_after_ms) << YAML::Key << "claims" << YAML::Value
       << c.reservations.claims << YAML::EndMap;
+  const ForecastConfig& f = c.load_forecast;
+  out << YAML::Key << "loadForecast" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
+      << YAML::Value << f.enabled << YAML::Key << "horizon" << YAML::Value << dur(f.horizon_ms)
+      << YAML::Key << "alpha" << YAML::Value << Fmt(f.alpha) << YAML::Key << "beta" << YAML::Value
+      << Fmt(f.beta) << YAML::Key << "maxGap" << YAML::Value << dur(f.max_gap_ms) << YAML::EndMap;
+  const MemoryLearningConfig& ml = c.memory_learning;
+  out << YAML::Key << "memoryLearning" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
+      << YAML::Value << ml.enabled << YAML::Key << "quantile" << YAML::Value << Fmt(ml.quantile)
+      << YAML::Key << "minSamples" << YAML::Value << ml.min_samples << YAML::Key << "window"
+      << YAML::Value << ml.window << YAML::Key << "headroom" << YAML::Value << Fmt(ml.headroom)
+      << YAML::Key << "file" << YAML::Value << ml.file << YAML::EndMap;
   out << YAML::Key << "whenAllRejected" << YAML::Value
       << (c.when_all_rejected == WhenAllRejected::kPending ? "pending" : "least-loaded");
   out << YAML::Key << "tenants" << YAML::Value << YAML::BeginMap;

@@ -86,6 +86,12 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
        "tenants: {batch: {thresholds: {gpuMemory: {warn: 0.75, reject: 0.875}}}}",
        {"tenants.batch.thresholds.gpuMemory.reject: 0.875 minus rejectThresholdSafetyMargin 0.25 "
         "is not above warn 0.75"}},
+      {"forecast smoothing", "loadForecast: {alpha: 0, beta: 2, horizon: 1h}",
+       {"loadForecast.horizon: must be at most 10m", "loadForecast.alpha: 0 is outside (0, 1]",
+        "loadForecast.beta: 2 is outside [0, 1]"}},
+      {"learning window", "memoryLearning: {minSamples: 10, window: 4, quantile: 0.2}",
+       {"memoryLearning.quantile: 0.2 is outside [0.5, 1]",
+        "memoryLearning.minSamples: must not exceed window 4"}},
       {"when all rejected", "whenAllRejected: random",
        {"whenAllRejected: \"random\" (expected pending or least-loaded)"}},
       {"unknown load type in the estimate",

@@ -41,11 +41,14 @@ bool PodUsesNvlink(const NvlinkDetection& detection, const PodDemand& pod) {
   return false;
 }
 
-Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleState* out) {
+Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleState* out,
+                       const MemoryLearner* learned) {
   out->pod = &pod;
   if (!pod.invalid_reason.empty()) return Status::Unresolvable(pod.invalid_reason);
   out->thresholds = ResolveThresholds(config, pod);
   out->memory_need_per_gpu = pod.gpu_count > 0 ? EstimateMemoryNeed(config.memory_estimate, pod) : 0;
+  if (learned)
+    if (const auto estimate = learned->EstimateFor(pod)) out->memory_need_per_gpu = *estimate;
   out->uses_nvlink = PodUsesNvlink(config.nvlink, pod);
   out->nvlink_required = pod.nvlink_required;
   out->nvlink_slots_per_gpu = config.nvlink.slots_per_gpu;

@@ -75,7 +75,7 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   }
   out->plugin_scores.assign(n * n_scores, 0.0);
 
-  out->pod_status = BuildCycleState(config_, pod, &out->cycle);
+  out->pod_status = BuildCycleState(config_, pod, &out->cycle, learned_);
   if (!out->pod_status.ok()) {
     for (auto& r : out->nodes) {
       r.status = out->pod_status;

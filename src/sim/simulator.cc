@@ -11,6 +11,8 @@
 #include "tidal/metrics/golden.h"
 #include "tidal/policy/cycle.h"
 #include "tidal/policy/extender_score.h"
+#include "tidal/policy/forecast.h"
+#include "tidal/policy/memory_learner.h"
 #include "tidal/policy/runner.h"
 #include "tidal/sim/engine.h"
 
@@ -26,13 +28,23 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;  // reservations.enabled in the config
   }
+  else if (name == "load-aware-forecast" || name == "load-aware-learn" ||
+           name == "load-aware-predict") {
+    // The reactive load-aware policy plus the prediction of issue 10: the load
+    // forecast, the learned memory estimates, or both.
+    p.kind = PolicyKind::kLoadAware;
+    p.reservations = tidal.reservations.enabled;
+    if (name != "load-aware-learn") p.tidal.load_forecast.enabled = true;
+    if (name != "load-aware-forecast") p.tidal.memory_learning.enabled = true;
+  }
   else if (name == "load-aware-noreserve") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = false;
   } else if (name == "oracle") p.kind = PolicyKind::kOracle;
   else
     throw InputError{"policy \"" + name +
-                     "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve or oracle)"};
+                     "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve, "
+                     "load-aware-forecast, load-aware-learn, load-aware-predict or oracle)"};
   return p;
 }
 
@@ -125,6 +137,7 @@ class Simulation {
       AgentSample();
       scraped_ = agent_;
       cache_ = scraped_;
+      ObserveForecast();
     }
     for (const Task& t : tasks_) {
       const int id = t.id;
@@ -134,7 +147,10 @@ class Simulation {
     // its own period; the phases make the worst-case lag their sum.
     Every(0, opt_.agent_interval_ms, [this] { AgentSample(); });
     Every(opt_.scrape_interval_ms / 3, opt_.scrape_interval_ms, [this] { scraped_ = agent_; });
-    Every(opt_.cache_ttl_ms / 2, opt_.cache_ttl_ms, [this] { cache_ = scraped_; });
+    Every(opt_.cache_ttl_ms / 2, opt_.cache_ttl_ms, [this] {
+      cache_ = scraped_;
+      ObserveForecast();
+    });
     Every(0, opt_.tick_ms, [this] { Tick(); });
     Every(opt_.stats_interval_ms, opt_.stats_interval_ms, [this] { Stats(); });
     Every(opt_.retry_interval_ms, opt_.retry_interval_ms, [this] { RequestCycle(); });
@@ -199,6 +215,35 @@ class Simulation {
     intree_ = std::make_unique<Runner>(intree);
     if (policy_.kind == PolicyKind::kLoadAware || policy_.kind == PolicyKind::kOracle)
       extender_ = std::make_unique<Runner>(policy_.tidal);
+    if (policy_.kind == PolicyKind::kLoadAware && policy_.tidal.load_forecast.enabled)
+      forecaster_ = std::make_unique<LoadForecaster>(policy_.tidal.load_forecast);
+    if (extender_ && policy_.tidal.memory_learning.enabled) {
+      learner_ = std::make_unique<MemoryLearner>(policy_.tidal.memory_learning);
+      extender_->SetLearnedMemory(learner_.get());
+    }
+  }
+
+  // The extender's forecaster reads each new cached sample, as the refresher does.
+  void ObserveForecast() {
+    if (!forecaster_) return;
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      const NodeSample& c = cache_[n];
+      if (!c.present) continue;
+      NodeState v;
+      const NodeSpec& s = *nodes_[n].spec;
+      for (int g = 0; g < s.gpu_count; ++g) {
+        Gpu gpu;
+        gpu.index = g;
+        gpu.memory_total = s.gpu_memory;
+        gpu.memory_used = c.used[g];
+        gpu.nvlink_utilization = c.nvlink_util[g];
+        v.gpus.push_back(std::move(gpu));
+      }
+      v.storage_await_ms = c.await_ms;
+      v.nvlink_competition = c.competition;
+      v.Finalize();
+      forecaster_->Observe(s.name, c.at, v.load);
+    }
   }
 
   // ---- events ----
@@ -346,6 +391,8 @@ class Simulation {
 
   void Complete(int id) {
     Task& t = tasks_[id];
+    // What the agent saw the pod peak at, for the next pods of its workload.
+    if (learner_ && t.cls->gpus > 0) learner_->Observe(WorkloadKey(t.pod), t.peak);
     Release(t);
     t.state = Task::State::kDone;
     t.done_ms = engine_.now();
@@ -442,6 +489,13 @@ class Simulation {
         v.sample_time_ms = c.at;
       }
       v.Finalize();
+      if (forecaster_ && c.present) {
+        if (const auto f = forecaster_->Predict(s.name, now)) {
+          v.load_trend = {f->gpu_memory - v.load.gpu_memory, f->nvlink - v.load.nvlink,
+                          f->await_ms - v.load.await_ms};
+          v.has_load_trend = true;
+        }
+      }
       if (policy_.reservations) book_.ApplyTo(v, policy_.tidal.nvlink.slots_per_gpu);
     } else if (policy_.kind == PolicyKind::kOracle) {
       // Perfect, instant metrics, plus what each running pod will still grow into.
@@ -644,6 +698,8 @@ class Simulation {
   std::vector<NodeRt> nodes_;
   std::vector<NodeSample> agent_, scraped_, cache_;
   std::unique_ptr<Runner> intree_, extender_;
+  std::unique_ptr<LoadForecaster> forecaster_;
+  std::unique_ptr<MemoryLearner> learner_;
   Evaluation intree_eval_, ext_eval_;
   bool cycle_requested_ = false;
   int done_ = 0, oom_kills_ = 0, starts_ = 0, max_pods_per_gpu_ = 0;

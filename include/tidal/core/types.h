@@ -85,6 +85,12 @@ struct NodeState {
   // a GPU, bit n (1..63) a pod of n whole GPUs.
   std::uint64_t gpu_pod_kinds = 0;
 
+  // Where `load` is expected to go by request time + horizon (forecast − last
+  // sample), set by the extender or simulator when loadForecast is on. Kept as a
+  // change so that reservations added to `load` still count.
+  LoadVector load_trend;
+  bool has_load_trend = false;
+
   // Derived by Finalize(): read by the policies on the hot path.
   LoadVector load;
   std::vector<Bytes> gpu_free;  // per GPU position in `gpus`; -1: no free slot

@@ -55,6 +55,11 @@ struct Reply {
 
 class Extender {
  public:
+  // memoryLearning: undeclared pods get learned estimates in every stage's runner
+  // (call before serving; the learner outlives the extender).
+  void SetLearnedMemory(const MemoryLearner* learned) {
+    for (auto& r : runners_) r->SetLearnedMemory(learned);
+  }
   // Throws InputError on bad plugin args (start-up).
   Extender(PolicyConfig config, const ViewStore& store, const Clock& clock,
            std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics);

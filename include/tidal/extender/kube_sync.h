@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "tidal/extender/inflight.h"
+#include "tidal/extender/peak_tracker.h"
 #include "tidal/extender/view.h"
 #include "tidal/kube/informer.h"
 
@@ -21,7 +22,9 @@ namespace tidal::extender {
 
 class KubeSync {
  public:
-  KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log);
+  // `peaks` (optional) learns per-workload GPU memory from the pods it sees run.
+  KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log,
+           PodPeakTracker* peaks = nullptr);
 
   kube::InformerHandler& node_handler() { return nodes_; }
   kube::InformerHandler& pod_handler() { return pods_; }
@@ -57,12 +60,13 @@ class KubeSync {
 
   NodeInfo InfoFor(const std::string& node) const;  // with mu_ held
   void PutNode(const std::string& node);            // with mu_ held
-  void UpsertPod(const kube::KubePod& pod);         // with mu_ held
+  void UpsertPod(const kube::KubePod& pod, std::string_view json);  // with mu_ held
   void RemovePod(const std::string& key);           // with mu_ held
 
   NodeCatalog& catalog_;
   InFlight* inflight_;
   std::shared_ptr<spdlog::logger> log_;
+  PodPeakTracker* peaks_;
   NodeHandler nodes_{*this};
   PodHandler pods_{*this};
   mutable std::mutex mu_;

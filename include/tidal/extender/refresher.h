@@ -13,8 +13,11 @@
 
 #include "tidal/core/clock.h"
 #include "tidal/extender/inflight.h"
+#include "tidal/extender/peak_tracker.h"
 #include "tidal/extender/view.h"
 #include "tidal/metrics/snapshot.h"
+#include "tidal/policy/forecast.h"
+#include "tidal/policy/memory_learner.h"
 
 namespace tidal::extender {
 
@@ -27,6 +30,16 @@ class Refresher {
   // In-flight reservations to expire against each snapshot and to show in the
   // view (before Start()).
   void AttachReservations(InFlight* inflight) { inflight_ = inflight; }
+  // The load forecast (loadForecast): fed each node's new samples, read into
+  // every view it publishes (before Start()).
+  void AttachForecaster(LoadForecaster* forecaster) { forecaster_ = forecaster; }
+  // memoryLearning: each successful snapshot goes to the peak tracker, and what
+  // the learner learned is saved to `file` (if not empty) from this thread.
+  void AttachLearning(PodPeakTracker* peaks, MemoryLearner* learner, std::string file) {
+    peaks_ = peaks;
+    learner_ = learner;
+    learned_file_ = std::move(file);
+  }
   // One attempt, published before it returns (tests drive this with a ManualClock).
   void RefreshOnce();
   // Publishes a new view if the catalog (nodes from the API server) or the
@@ -51,7 +64,12 @@ class Refresher {
   std::thread thread_;
   std::uint64_t generation_ = 0;
   InFlight* inflight_ = nullptr;
+  LoadForecaster* forecaster_ = nullptr;
+  PodPeakTracker* peaks_ = nullptr;
+  MemoryLearner* learner_ = nullptr;
+  std::string learned_file_;
   void ApplyReservations(ClusterView* next);
+  void ApplyForecast(std::unordered_map<std::string, NodeState>* nodes, TimeMs now);
 };
 
 }  // namespace tidal::extender

@@ -72,6 +72,33 @@ struct ReservationConfig {
   bool claims = true;  // keep the estimate as a floor of the GPU's use while the pod runs
 };
 
+// Short-horizon load forecast (Holt's linear trend per node and dimension): the
+// loadaware score reads where a node's load is going, not where the last sample
+// was. The filter keeps judging the measured load (a forecast never admits a node
+// the measurement rejects).
+struct ForecastConfig {
+  bool enabled = false;
+  // How far past the request the forecast looks: about a pod's start-up time. The
+  // metrics lag (request time − sample time) is added on top, since the forecast
+  // is evaluated at request time + horizon from the last sample.
+  TimeMs horizon_ms = 30'000;
+  double alpha = 0.5;  // level smoothing
+  double beta = 0.3;   // trend smoothing
+  TimeMs max_gap_ms = 120'000;  // samples further apart restart the series
+};
+
+// Learned GPU memory per workload key (namespace, image, AI_LOAD_TYPE, model
+// size) for pods without ai.gpu-memory: a high quantile of the peaks observed
+// for earlier pods of the key, once minSamples exist; DESIGN §5's rule before.
+struct MemoryLearningConfig {
+  bool enabled = false;
+  double quantile = 0.95;
+  int min_samples = 3;
+  int window = 64;          // most recent peaks kept per key
+  double headroom = 0.10;   // added on top of the quantile
+  std::string file;         // where what was learned is kept across restarts; empty: memory only
+};
+
 enum class WhenAllRejected { kPending, kLeastLoaded };
 
 struct PluginConfig {
@@ -96,6 +123,8 @@ struct PolicyConfig {
   MemoryEstimate memory_estimate;
   FallbackConfig fallback;
   ReservationConfig reservations;
+  ForecastConfig load_forecast;
+  MemoryLearningConfig memory_learning;
   WhenAllRejected when_all_rejected = WhenAllRejected::kPending;
   std::vector<TenantConfig> tenants;
   std::vector<PluginConfig> plugins;  // in order; defaults: loadaware, gpufit, balance

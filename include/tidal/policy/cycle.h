@@ -2,14 +2,17 @@
 // The PreFilter step: everything about a pod computed once per cycle.
 #include "tidal/core/status.h"
 #include "tidal/policy/config.h"
+#include "tidal/policy/memory_learner.h"
 #include "tidal/policy/plugin.h"
 
 namespace tidal {
 
 // Resolves the pod's thresholds (cluster → namespace → annotation, then the
 // margin and decay slope), its per-GPU memory need and whether it uses NVLink.
-// A pod whose object is malformed yields an unresolvable Status.
-Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleState* out);
+// A pod whose object is malformed yields an unresolvable Status. With `learned`,
+// an undeclared pod whose workload has enough observed peaks gets that estimate.
+Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleState* out,
+                       const MemoryLearner* learned = nullptr);
 
 EffectiveThresholds ResolveThresholds(const PolicyConfig& config, const PodDemand& pod);
 Bytes EstimateMemoryNeed(const MemoryEstimate& estimate, const PodDemand& pod);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tidal/policy/config.h"
+#include "tidal/policy/memory_learner.h"
 #include "tidal/policy/plugin.h"
 
 namespace tidal {
@@ -78,6 +79,9 @@ class Runner {
                       const RunOptions& options = {}) const;
 
   const PolicyConfig& config() const { return config_; }
+  // Learned memory estimates for undeclared pods (memoryLearning); the learner
+  // outlives the runner. Null: DESIGN §5's rule alone.
+  void SetLearnedMemory(const MemoryLearner* learned) { learned_ = learned; }
 
  private:
   struct Score {
@@ -92,6 +96,7 @@ class Runner {
   std::vector<std::pair<std::string, const FilterPlugin*>> filters_;
   std::vector<Score> scores_;
   double weight_sum_ = 0;
+  const MemoryLearner* learned_ = nullptr;
 };
 
 }  // namespace tidal

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -68,10 +69,17 @@ Status LoadAware::FilterOne(const CycleState& cycle, const NodeState& node, Node
 
 double LoadAware::Penalty(const CycleState& cycle, const NodeState& node) const {
   const EffectiveThresholds& t = cycle.thresholds;
-  const double p_mem = BandPosition(node.load.gpu_memory, t.gpu_memory);
+  // The score reads the forecast when there is one; the filter above never does.
+  LoadVector load = node.load;
+  if (node.has_load_trend) {
+    load.gpu_memory = std::max(0.0, load.gpu_memory + node.load_trend.gpu_memory);
+    load.nvlink = std::max(0.0, load.nvlink + node.load_trend.nvlink);
+    load.await_ms = std::max(0.0, load.await_ms + node.load_trend.await_ms);
+  }
+  const double p_mem = BandPosition(load.gpu_memory, t.gpu_memory);
   // NVLink load only costs pods that use NVLink, as in the filter.
-  const double p_nvl = cycle.uses_nvlink ? BandPosition(node.load.nvlink, t.nvlink) : 0.0;
-  const double p_io = BandPosition(node.load.await_ms, t.await_ms);
+  const double p_nvl = cycle.uses_nvlink ? BandPosition(load.nvlink, t.nvlink) : 0.0;
+  const double p_io = BandPosition(load.await_ms, t.await_ms);
   return args_.weights.Combine(p_mem, p_nvl, p_io);
 }
 

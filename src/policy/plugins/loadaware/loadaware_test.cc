@@ -83,6 +83,39 @@ TEST(LoadAware, UnknownNodeIsSchedulableAtAPenalty) {
   EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, scratch), 50);
 }
 
+// loadForecast: the score reads measured load + trend; the filter reads the
+// measurement alone, so a falling forecast never admits a node over reject.
+TEST(LoadAware, ScoreReadsTheForecastFilterDoesNot) {
+  struct TrendCase {
+    const char* name;
+    double memory, trend;
+    bool want_fit;
+    double want_score;
+  };
+  const TrendCase cases[] = {
+      {"rising into the band scores as where it is going", 0.70, +0.06, true, 75},
+      {"falling out of the band scores 100", 0.76, -0.10, true, 100},
+      {"no trend: the measurement", 0.76, 0, true, 75},
+      {"a falling forecast does not admit a node over reject", 0.90, -0.30, false, 0},
+      {"a forecast past the reject threshold costs the whole memory weight", 0.80, +0.10, true, 50},
+  };
+  const PolicyConfig config = DefaultPolicyConfig();
+  const PodDemand pod = PodBuilder().Gpus(1).Build();
+  const CycleState cycle = Cycle(config, pod);
+  for (const TrendCase& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    NodeState node = NodeBuilder("n").Gpus(4, 24 * kGi).MemoryFraction(tc.memory).Build();
+    node.load_trend.gpu_memory = tc.trend;
+    node.has_load_trend = true;
+    LoadAware plugin{LoadAwareArgs{}};
+    NodeScratch scratch;
+    EXPECT_EQ(plugin.FilterOne(cycle, node, scratch).ok(), tc.want_fit);
+    if (tc.want_fit) {
+      EXPECT_NEAR(plugin.ScoreOne(cycle, node, scratch), tc.want_score, 1e-6);
+    }
+  }
+}
+
 TEST(LoadAwareArgs, ValidationNamesEveryBadField) {
   struct ArgsCase {
     const char* name;
