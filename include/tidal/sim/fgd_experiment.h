@@ -22,6 +22,11 @@ const std::vector<std::string>& FgdPolicyNames();
 // The FGD paper's label for a policy ("06-FGD"), "" for Tidal's.
 std::string FgdPaperName(const std::string& policy);
 
+// How equal best scores are resolved. The FGD authors' simulator runs a patched
+// kube-scheduler whose selectHost keeps the node with the smallest name
+// (docs/traces.md); stock kube-scheduler picks one uniformly at random.
+enum class FgdTieBreak { kLowestName, kRandom };
+
 struct FgdOptions {
   double tune_ratio = 1.3;  // inflate to this multiple of the cluster's GPUs
   // FGD's target workload: the most popular task types covering this share of the
@@ -31,6 +36,7 @@ struct FgdOptions {
   bool shuffle = true;         // off: the file's order (tests)
   bool inflate = true;         // off: the list as it is (tests)
   bool cache_by_shape = true;  // re-score only nodes changed since a same-shaped pod
+  FgdTieBreak tie_break = FgdTieBreak::kLowestName;
 };
 
 struct FgdSeedRun {
