@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "policy/plugins/fgd/fgd.h"
+#include "policy/plugins/milligpu/milligpu.h"
 #include "sim/trace_policies.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/milli_gpu.h"
@@ -177,9 +178,15 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
 
   // Pods of one shape score the same on an unchanged node (the plugins are pure
   // functions of pod and node), so each shape keeps its last verdicts per node
-  // and only nodes changed since are re-scored. The random policy hashes the pod's
-  // identity, so it is scored afresh for every pod.
-  const bool cache = options_.cache_by_shape && policy != "random";
+  // and only nodes changed since are re-scored.
+  // random's scores hash the pod's identity, so only its filter verdicts (a pure
+  // function of shape and node) are cached: a milligpu-only Runner finds the
+  // feasible nodes and the policy's Runner scores just those (two_stage).
+  const bool two_stage = options_.cache_by_shape && policy == "random";
+  const bool cache = options_.cache_by_shape;
+  std::vector<Runner::WeightedPlugin> filter_only;
+  filter_only.push_back({std::make_unique<MilliGpu>(MilliGpuArgs{}), 1});
+  const Runner filter_runner(DefaultPolicyConfig(), std::move(filter_only));
   using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
   std::map<Shape, int> shape_ids;
   struct Verdicts {
@@ -189,6 +196,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     std::vector<GpuSet> gpus;
   };
   std::vector<Verdicts> verdicts;
+  Verdicts scored;  // two_stage: this pod's scores
   std::vector<std::uint32_t> node_version(views.size(), 1);
 
   FgdSeedRun run;
@@ -234,7 +242,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
         dirty_index.push_back(n);
       }
     if (!dirty.empty()) {
-      runner->Evaluate(pod, dirty, RunOptions{false, false}, &eval);
+      (two_stage ? filter_runner : *runner).Evaluate(pod, dirty, RunOptions{false, false}, &eval);
       run.node_evaluations += dirty.size();
       for (std::size_t k = 0; k < dirty.size(); ++k) {
         const std::size_t n = dirty_index[k];
@@ -244,6 +252,30 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
         v->score[n] = r.score;
         v->gpus[n] = r.gpus;
       }
+    }
+    if (two_stage) {
+      dirty.clear();
+      dirty_index.clear();
+      for (std::size_t n = 0; n < views.size(); ++n)
+        if (v->ok[n]) {
+          dirty.push_back(&views[n]);
+          dirty_index.push_back(n);
+        }
+      scored.ok.assign(views.size(), 0);
+      scored.score.resize(views.size());
+      scored.gpus.resize(views.size());
+      if (!dirty.empty()) {
+        runner->Evaluate(pod, dirty, RunOptions{false, false}, &eval);
+        run.node_evaluations += dirty.size();
+      }
+      for (std::size_t k = 0; k < dirty.size(); ++k) {
+        const std::size_t n = dirty_index[k];
+        const NodeResult& r = eval.nodes[k];
+        scored.ok[n] = r.feasible() ? 1 : 0;
+        scored.score[n] = r.score;
+        scored.gpus[n] = r.gpus;
+      }
+      v = &scored;
     }
     // selectHost: the highest score; ties to the smallest node name (the
     // authors' patched scheduler) or uniformly at random (stock kube-scheduler).
