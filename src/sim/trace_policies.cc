@@ -34,7 +34,14 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
   bool listed = false;
   for (const auto& k : known) listed = listed || k == policy;
   std::vector<Runner::WeightedPlugin> plugins;
-  plugins.push_back({std::make_unique<MilliGpu>(MilliGpuArgs{}), 1});
+  // The FGD authors' Random gives a sharing pod a random GPU of the node
+  // (gpuSelMethod random); the other baselines get the best-fit GPU.
+  MilliGpuArgs fit;
+  if (policy == "random") {
+    fit.pick = GpuPick::kRandom;
+    fit.seed = seed;
+  }
+  plugins.push_back({std::make_unique<MilliGpu>(fit), 1});
   if (!listed) {
     // Falls through to the error below.
   } else if (policy == "random") {
