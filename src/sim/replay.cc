@@ -76,6 +76,8 @@ struct Vc {
   std::size_t head = 0;
   std::size_t holes = 0;
   bool cycle_queued = false;
+  std::int64_t allocated = 0;
+  double gpu_ms = 0;
 };
 
 struct Job {
@@ -106,6 +108,7 @@ class Replayer {
       vc.version.assign(vc.views.size(), 1);
       vc.kinds.assign(vc.views.size(), {});
       vc_index[v.name] = static_cast<int>(vcs_.size());
+      result_.vcs.push_back({v.name, 0, 0, {}, 0});
       vc_gpus_.push_back(v.nodes * o.gpus_per_node);
       result_.total_gpus += v.nodes * o.gpus_per_node;
       vcs_.push_back(std::move(vc));
@@ -168,12 +171,21 @@ class Replayer {
       result_.util.push_back(bucket_gpu_ms_[b] / (len * cap));
     }
     result_.events = engine_.events_run();
+    for (std::size_t v = 0; v < vcs_.size(); ++v) {
+      ReplayVcResult& out = result_.vcs[v];
+      out.gpus = vc_gpus_[v];
+      if (result_.makespan_s > 0 && out.gpus > 0)
+        out.util_mean = vcs_[v].gpu_ms / (1000.0 * result_.makespan_s * out.gpus);
+    }
     // Per completed job, in trace order.
     for (std::size_t i = 0; i < jobs_.size(); ++i)
       if (finish_ms_[i] >= 0) {
         result_.queue_s.push_back(static_cast<double>(jobs_[i].start_ms - jobs_[i].submit_ms) /
                                   1000.0);
         result_.jct_s.push_back(static_cast<double>(finish_ms_[i] - jobs_[i].submit_ms) / 1000.0);
+        ReplayVcResult& vc = result_.vcs[static_cast<std::size_t>(jobs_[i].vc)];
+        vc.queue_s.push_back(result_.queue_s.back());
+        ++vc.completed;
       }
     result_.completed = static_cast<int>(result_.jct_s.size());
     return result_;
@@ -308,6 +320,7 @@ class Replayer {
       if (vc.kinds[n][b] > 0) node.gpu_pod_kinds |= std::uint64_t{1} << b;
     ++vc.version[n];
     allocated_ += sign * pod.gpu_count;
+    vc.allocated += sign * pod.gpu_count;
   }
 
   void Start(std::size_t j) {
@@ -340,6 +353,8 @@ class Replayer {
     if (now <= last_ms_) return;
     const double alloc = static_cast<double>(allocated_);
     gpu_ms_ += alloc * static_cast<double>(now - last_ms_);
+    for (Vc& vc : vcs_)
+      vc.gpu_ms += static_cast<double>(vc.allocated) * static_cast<double>(now - last_ms_);
     const double bucket_ms = o_.util_bucket_s * 1000.0;
     double t = static_cast<double>(last_ms_);
     const double end = static_cast<double>(now);
@@ -406,7 +421,16 @@ std::string RenderReplayJson(const std::vector<ReplayResult>& results,
         r.total_gpus, Stats(Summarise(r.queue_s)), Stats(Summarise(r.jct_s)), r.makespan_s,
         r.util_mean, r.events, r.node_evaluations);
     if (i < events_per_s.size()) out += fmt::format(", \"events_per_s\": {:.0f}", events_per_s[i]);
-    out += ", \"util\": [";
+    out += ", \"vcs\": [";
+    for (std::size_t v = 0; v < r.vcs.size(); ++v) {
+      const ReplayVcResult& vc = r.vcs[v];
+      out += fmt::format(
+          "{}{{\"name\": \"{}\", \"gpus\": {}, \"completed\": {}, \"queue_s\": {}, "
+          "\"util_mean\": {:.4f}}}",
+          v ? ", " : "", vc.name, vc.gpus, vc.completed, Stats(Summarise(vc.queue_s)),
+          vc.util_mean);
+    }
+    out += "], \"util\": [";
     for (std::size_t b = 0; b < r.util.size(); ++b)
       out += fmt::format("{}{:.4f}", b ? ", " : "", r.util[b]);
     out += "]}";
@@ -437,6 +461,22 @@ std::string RenderReplayTable(const std::vector<ReplayResult>& results,
         "{:>10} {:>10}\n",
         r.policy, q.mean, q.p50, q.p99, j.mean, j.p50, j.p99, 100 * r.util_mean, r.completed,
         r.events, i < events_per_s.size() ? fmt::format("{:.0f}", events_per_s[i]) : "-");
+  }
+  // Queueing by VC: the mean queue of each VC's jobs (columns: the VCs).
+  if (!results.empty() && !results.front().vcs.empty()) {
+    out += "\nmean queue (s) per VC (GPUs, time-weighted utilisation under the first policy)\n";
+    out += fmt::format("{:<18}", "policy");
+    for (const auto& vc : results.front().vcs) out += fmt::format(" {:>8}", vc.name);
+    out += fmt::format("\n{:<18}", "  GPUs");
+    for (const auto& vc : results.front().vcs) out += fmt::format(" {:>8}", vc.gpus);
+    out += fmt::format("\n{:<18}", "  util");
+    for (const auto& vc : results.front().vcs) out += fmt::format(" {:>7.1f}%", 100 * vc.util_mean);
+    out += "\n";
+    for (const auto& r : results) {
+      out += fmt::format("{:<18}", r.policy);
+      for (const auto& vc : r.vcs) out += fmt::format(" {:>8.0f}", Summarise(vc.queue_s).mean);
+      out += "\n";
+    }
   }
   out +=
       "\nqueue: submit to start, JCT: submit to completion, in seconds (mean, p50, p99 by "

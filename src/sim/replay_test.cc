@@ -101,6 +101,24 @@ TEST(Replay, UtilisationPerBucketAndEvents) {
   EXPECT_EQ(r.events, 12u);
 }
 
+// Jobs stay in their VC: one VC full for the whole run, the other a quarter used
+// for half of it; the cluster is 250 of 400 GPU-seconds busy over 100 s.
+TEST(Replay, PerVcUtilisationAndQueues) {
+  ReplayOptions o;
+  o.gpus_per_node = 2;
+  const ReplayResult r =
+      Replay({{"a", 1}, {"b", 1}},
+             {{"j1", 0, 100, 2, "a"}, {"j2", 0, 50, 1, "b"}, {"j3", 10, 5, 1, "a"}}, "fgd", o);
+  ASSERT_EQ(r.vcs.size(), 2u);
+  EXPECT_EQ(r.vcs[0].name, "a");
+  EXPECT_EQ(r.vcs[0].queue_s, (std::vector<double>{0, 90}));  // j3 waits for j1, not for b
+  EXPECT_EQ(r.vcs[1].queue_s, (std::vector<double>{0}));
+  EXPECT_DOUBLE_EQ(r.makespan_s, 105);
+  EXPECT_DOUBLE_EQ(r.vcs[0].util_mean, (200.0 + 5) / (105 * 2));
+  EXPECT_DOUBLE_EQ(r.vcs[1].util_mean, 50.0 / (105 * 2));
+  EXPECT_DOUBLE_EQ(r.util_mean, 255.0 / (105 * 4));
+}
+
 TEST(Replay, StatsAreNearestRank) {
   const ReplayStats s = Summarise({5, 1, 3, 2, 4});
   EXPECT_DOUBLE_EQ(s.mean, 3);

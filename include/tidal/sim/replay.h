@@ -40,6 +40,14 @@ struct ReplayStats {
 };
 ReplayStats Summarise(std::vector<double> values);
 
+struct ReplayVcResult {
+  std::string name;
+  int gpus = 0;
+  int completed = 0;
+  std::vector<double> queue_s;  // per completed job of this VC
+  double util_mean = 0;         // over the whole run's makespan
+};
+
 struct ReplayResult {
   std::string policy;
   int jobs = 0;  // in the trace
@@ -48,11 +56,12 @@ struct ReplayResult {
   int skipped_too_big = 0;  // more GPUs than its VC has
   int multi_node = 0;       // jobs that ran on more than one node
   int total_gpus = 0;
-  std::vector<double> queue_s;  // per completed job (in trace order): start − submit
-  std::vector<double> jct_s;    // per completed job: completion − submit
-  double makespan_s = 0;        // first submit to last completion
-  double util_mean = 0;         // time-weighted allocated GPU share over the makespan
-  std::vector<double> util;     // allocated GPU share per bucket of util_bucket_s
+  std::vector<double> queue_s;      // per completed job (in trace order): start − submit
+  std::vector<double> jct_s;        // per completed job: completion − submit
+  double makespan_s = 0;            // first submit to last completion
+  double util_mean = 0;             // time-weighted allocated GPU share over the makespan
+  std::vector<double> util;         // allocated GPU share per bucket of util_bucket_s
+  std::vector<ReplayVcResult> vcs;  // in VC-table order
   std::uint64_t events = 0;
   std::uint64_t node_evaluations = 0;  // (pod, node) pairs the policy scored
 };
