@@ -35,7 +35,7 @@ struct SimulateOptions {
   std::string experiment;
   std::string nodes, pods, expected;
   std::string seeds = "42";
-  double fgd_popularity = 100;
+  double fgd_popularity = 95;
   std::string tie_break = "name";
   // --experiment philly
   std::string jobs, vcs;
@@ -298,7 +298,7 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--pods", o->pods, "fgd-inflation: openb pod list (CSV, any variant)");
   cmd->add_option("--fgd-popularity", o->fgd_popularity,
                   "fgd-inflation: FGD's target workload is the task types covering this % of pods "
-                  "(default 100)");
+                  "(default 95, as the FGD authors' simulator)");
   cmd->add_option("--seeds", o->seeds, "fgd-inflation: seeds, e.g. 42-51 (default 42)");
   cmd->add_option("--expected", o->expected,
                   "fgd-inflation: the paper's fgd_summary.csv (default: fgd_expected/ beside "
