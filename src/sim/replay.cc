@@ -104,7 +104,6 @@ class Replayer {
       for (int n = 0; n < v.nodes; ++n)
         vc.views.push_back(TraceNodeView(fmt::format("{}-node-{:03}", v.name, n), kNodeCpuMilli,
                                          kNodeMemoryMib, o.gpus_per_node, "philly"));
-      for (const auto& view : vc.views) vc.ptrs.push_back(&view);
       vc.version.assign(vc.views.size(), 1);
       vc.kinds.assign(vc.views.size(), {});
       vc_index[v.name] = static_cast<int>(vcs_.size());
@@ -113,7 +112,7 @@ class Replayer {
       result_.total_gpus += v.nodes * o.gpus_per_node;
       vcs_.push_back(std::move(vc));
     }
-    // The pointers above point into vectors that moved with their Vc: rebuild.
+    // Pointers into each VC's views, taken once the VCs no longer move.
     for (auto& vc : vcs_) {
       vc.ptrs.clear();
       for (const auto& view : vc.views) vc.ptrs.push_back(&view);
