@@ -14,6 +14,7 @@
 #include "tidal/policy/config.h"
 #include "tidal/sim/fgd_experiment.h"
 #include "tidal/sim/prediction.h"
+#include "tidal/sim/replay.h"
 #include "tidal/sim/report.h"
 #include "tidal/sim/simulator.h"
 #include "tidal/sim/traces/traces.h"
@@ -35,7 +36,10 @@ struct SimulateOptions {
   std::string experiment;
   std::string nodes, pods, expected;
   std::string seeds = "42";
-  double fgd_popularity = 100;
+  double fgd_popularity = 95;
+  std::string tie_break = "name";
+  // --experiment philly
+  std::string jobs, vcs;
   // --experiment prediction
   std::string genai;
   bool policies_set = false;
@@ -134,6 +138,12 @@ void RunFgdInflation(const SimulateOptions& o) {
     throw InputError{"--fgd-popularity: expected a percentage in (0, 100]"};
   sim::FgdOptions options;
   options.popularity_pct = o.fgd_popularity;
+  if (o.tie_break == "name")
+    options.tie_break = sim::FgdTieBreak::kLowestName;
+  else if (o.tie_break == "random")
+    options.tie_break = sim::FgdTieBreak::kRandom;
+  else
+    throw InputError{"--tie-break: \"" + o.tie_break + "\" (expected name or random)"};
   const sim::FgdExperiment experiment(std::move(nodes), std::move(pods), options);
   sim::FgdReport report;
   report.workload = Stem(o.pods);
@@ -182,16 +192,57 @@ void RunPredictionExperiment(const SimulateOptions& o) {
   std::cout << (o.output == "json" ? sim::RenderPredictionJson(r) : sim::RenderPredictionTable(r));
 }
 
+void RunPhilly(const SimulateOptions& o) {
+  if (o.output != "table" && o.output != "json")
+    throw InputError{"--output: \"" + o.output + "\" (expected table or json)"};
+  if (o.jobs.empty()) throw InputError{"--experiment philly needs --jobs FILE (philly.csv)"};
+  // The VC table sits beside the job list unless given.
+  std::string vcs = o.vcs;
+  if (vcs.empty())
+    vcs =
+        (o.jobs.find('/') == std::string::npos ? "." : o.jobs.substr(0, o.jobs.find_last_of('/'))) +
+        "/philly_vc.csv";
+  const auto jobs =
+      sim::FromPhilly(sim::traces::LoadPhillyJobs(sim::traces::Csv::ReadFile(o.jobs)));
+  const auto table = sim::FromPhilly(sim::traces::LoadPhillyVcs(sim::traces::Csv::ReadFile(vcs)));
+  std::vector<std::string> policies = o.policies_set ? Split(o.policies) : sim::ReplayPolicyNames();
+  if (policies.empty()) throw InputError{"--policies: expected a comma-separated list"};
+  sim::ReplayOptions options;
+  options.seed = o.seed;
+  std::vector<sim::ReplayResult> results;
+  std::vector<double> events_per_s, walls;
+  const bool tty = isatty(STDERR_FILENO);
+  for (const auto& name : policies) {
+    const auto start = std::chrono::steady_clock::now();
+    results.push_back(sim::Replay(table, jobs, name, options));
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    walls.push_back(t);
+    events_per_s.push_back(static_cast<double>(results.back().events) / std::max(t, 1e-9));
+    if (tty) std::cerr << "\r" << name << ": " << t << " s        " << std::flush;
+  }
+  if (tty) std::cerr << "\n";
+  std::cout << (o.output == "json" ? sim::RenderReplayJson(results, events_per_s)
+                                   : sim::RenderReplayTable(results, events_per_s));
+  if (o.output == "table") {
+    std::cout << "\nwall time per policy (s):";
+    for (std::size_t i = 0; i < policies.size(); ++i)
+      std::cout << " " << policies[i] << " " << walls[i];
+    std::cout << "\n";
+  }
+}
+
 void RunSimulate(const SimulateOptions& o) {
   if (!o.experiment.empty()) {
-    if (o.experiment == "prediction") {
+    if (o.experiment == "fgd-inflation")
+      RunFgdInflation(o);
+    else if (o.experiment == "philly")
+      RunPhilly(o);
+    else if (o.experiment == "prediction")
       RunPredictionExperiment(o);
-      return;
-    }
-    if (o.experiment != "fgd-inflation")
+    else
       throw InputError{"--experiment: \"" + o.experiment +
-                       "\" (expected fgd-inflation or prediction)"};
-    RunFgdInflation(o);
+                       "\" (expected fgd-inflation, philly or prediction)"};
     return;
   }
   if (o.output != "table" && o.output != "json")
@@ -250,8 +301,7 @@ void AddSimulate(CLI::App& app) {
          "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, "
          "load-aware-forecast, load-aware-learn, load-aware-predict, oracle; with "
          "--experiment fgd-inflation: random, dot-prod, gpu-clustering, gpu-packing, best-fit, "
-         "fgd, "
-         "load-aware-spread, load-aware-pack (default all)")
+         "fgd, load-aware-spread, load-aware-pack (default all; the same for --experiment philly)")
       ->each([o](const std::string&) { o->policies_set = true; });
   cmd->add_option("--config", o->config, "Tidal policy config for load-aware and oracle");
   cmd->add_option("--seed", o->seed, "random seed (arrivals, durations, memory peaks, ties)");
@@ -259,15 +309,21 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--output", o->output, "table or json");
   cmd->add_option("--experiment", o->experiment,
                   "fgd-inflation: the FGD paper's openb experiment (needs --nodes and --pods); "
+                  "philly: time-based replay of the Philly jobs (needs --jobs); "
                   "prediction: forecast and learned-memory errors on real usage (needs --genai)");
   cmd->add_option("--genai", o->genai,
                   "prediction: the Alibaba GenAI 2026 trace folder (pod_gpu_memory_used_bytes_anon.csv "
                   "and pod_gpu_duty_cycle_anon.csv)");
+  cmd->add_option("--jobs", o->jobs, "philly: the job list (philly.csv)");
+  cmd->add_option("--vcs", o->vcs, "philly: the VC sizes (default: philly_vc.csv beside --jobs)");
+  cmd->add_option("--tie-break", o->tie_break,
+                  "fgd-inflation: equal scores go to the smallest node name (name, as the FGD "
+                  "authors' scheduler) or a random one (random, stock kube-scheduler)");
   cmd->add_option("--nodes", o->nodes, "fgd-inflation: openb node list (CSV)");
   cmd->add_option("--pods", o->pods, "fgd-inflation: openb pod list (CSV, any variant)");
   cmd->add_option("--fgd-popularity", o->fgd_popularity,
                   "fgd-inflation: FGD's target workload is the task types covering this % of pods "
-                  "(default 100)");
+                  "(default 95, as the FGD authors' simulator)");
   cmd->add_option("--seeds", o->seeds, "fgd-inflation: seeds, e.g. 42-51 (default 42)");
   cmd->add_option("--expected", o->expected,
                   "fgd-inflation: the paper's fgd_summary.csv (default: fgd_expected/ beside "

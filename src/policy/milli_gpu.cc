@@ -21,9 +21,21 @@ int FullyFreeGpus(const NodeState& node) {
   return n;
 }
 
-GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick) {
+GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick, std::uint64_t draw) {
   GpuSet out;
   if (pod.gpu_count <= 0) return out;
+  if (SharesGpu(pod) && pick == GpuPick::kRandom) {
+    std::uint64_t fitting = 0;
+    for (const auto& g : node.gpus) fitting += g.milli_free >= pod.gpu_milli ? 1 : 0;
+    if (fitting == 0) return out;
+    std::uint64_t k = draw % fitting;
+    for (std::size_t i = 0; i < node.gpus.size(); ++i)
+      if (node.gpus[i].milli_free >= pod.gpu_milli && k-- == 0) {
+        out.Add(static_cast<int>(i));
+        break;
+      }
+    return out;
+  }
   if (SharesGpu(pod)) {
     int best = -1;
     for (std::size_t i = 0; i < node.gpus.size(); ++i) {

@@ -10,15 +10,9 @@
 #include <numeric>
 #include <tuple>
 
-#include "policy/plugins/balance/balance.h"
-#include "policy/plugins/bestfitmilli/bestfitmilli.h"
-#include "policy/plugins/dotprod/dotprod.h"
 #include "policy/plugins/fgd/fgd.h"
-#include "policy/plugins/gpuclustering/gpuclustering.h"
-#include "policy/plugins/gpupacking/gpupacking.h"
-#include "policy/plugins/loadaware/loadaware.h"
 #include "policy/plugins/milligpu/milligpu.h"
-#include "policy/plugins/random/random.h"
+#include "sim/trace_policies.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/milli_gpu.h"
 #include "tidal/policy/registry.h"
@@ -50,46 +44,7 @@ namespace {
 // In this experiment the GPU "memory" Tidal's load-aware plugins see is the
 // requested share: openb has no usage, so 1 milli-GPU is shown as 1 MiB of a
 // 1000 MiB GPU, and a pod declares its share as its memory need.
-constexpr Bytes kMiB = Bytes{1} << 20;
-
-std::unique_ptr<Plugin> FromRegistry(PluginFactory make, const char* yaml,
-                                     const std::string& path) {
-  ConfigErrors errors;
-  auto p = make(YAML::Load(yaml), path, errors);
-  if (!p) throw InputError{errors.Joined()};
-  return p;
-}
-
-std::unique_ptr<Runner> MakeRunner(const std::string& policy, const std::vector<FgdTask>& tasks,
-                                   std::uint64_t seed) {
-  std::vector<Runner::WeightedPlugin> plugins;
-  plugins.push_back({std::make_unique<MilliGpu>(MilliGpuArgs{}), 1});
-  if (policy == "random")
-    plugins.push_back({std::make_unique<RandomScore>(RandomArgs{seed}), 1});
-  else if (policy == "dot-prod")
-    plugins.push_back({std::make_unique<DotProd>(), 1});
-  else if (policy == "gpu-clustering")
-    plugins.push_back({std::make_unique<GpuClustering>(), 1});
-  else if (policy == "gpu-packing")
-    plugins.push_back({std::make_unique<GpuPacking>(), 1});
-  else if (policy == "best-fit")
-    plugins.push_back({std::make_unique<BestFitMilli>(), 1});
-  else if (policy == "fgd")
-    plugins.push_back({std::make_unique<Fgd>(FgdArgs{tasks}), 1});
-  else if (policy == "load-aware-spread" || policy == "load-aware-pack") {
-    plugins.push_back({FromRegistry(NewLoadAware, "{}", "loadaware"), 1});
-    plugins.push_back(
-        {FromRegistry(NewBalance, policy == "load-aware-pack" ? "{mode: pack}" : "{mode: spread}",
-                      "balance"),
-         1});
-  } else {
-    std::string list;
-    for (const auto& n : FgdPolicyNames()) list += (list.empty() ? "" : ", ") + n;
-    throw InputError{"policy \"" + policy + "\": unknown for fgd-inflation (expected one of " +
-                     list + ")"};
-  }
-  return std::make_unique<Runner>(DefaultPolicyConfig(), std::move(plugins));
-}
+constexpr Bytes kMiB = kTraceMiB;
 
 PodDemand ToDemand(const traces::OpenbPod& p, const std::string& name, int uid) {
   PodDemand d;
@@ -105,23 +60,6 @@ PodDemand ToDemand(const traces::OpenbPod& p, const std::string& name, int uid) 
     d.gpu_memory_declared = true;
   }
   return d;
-}
-
-NodeState ToView(const traces::OpenbNode& n) {
-  NodeState v;
-  v.name = n.name;
-  v.cpu_milli_allocatable = n.cpu_milli;
-  v.memory_allocatable = Bytes{n.memory_mib} * kMiB;
-  v.allocatable_gpus = n.gpus;
-  for (int g = 0; g < n.gpus; ++g) {
-    Gpu gpu;
-    gpu.index = g;
-    gpu.model = n.model;
-    gpu.memory_total = kMilliPerGpu * kMiB;
-    v.gpus.push_back(gpu);
-  }
-  v.Finalize();
-  return v;
 }
 
 struct Record {
@@ -223,12 +161,14 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
         ToDemand(p, c == 0 ? p.name : p.name + "-clone" + std::to_string(c), static_cast<int>(k)));
   }
   const std::vector<FgdTask> tasks = TypicalTasks(demands, options_.popularity_pct);
-  const std::unique_ptr<Runner> runner = MakeRunner(policy, tasks, seed);
+  const std::unique_ptr<Runner> runner =
+      MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", tasks, seed);
 
   // ---- the cluster ----
   std::vector<NodeState> views;
   views.reserve(nodes_.size());
-  for (const auto& n : nodes_) views.push_back(ToView(n));
+  for (const auto& n : nodes_)
+    views.push_back(TraceNodeView(n.name, n.cpu_milli, n.memory_mib, n.gpus, n.model));
   std::vector<const NodeState*> all;
   for (const auto& v : views) all.push_back(&v);
   std::vector<double> node_frag(views.size());
@@ -238,9 +178,15 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
 
   // Pods of one shape score the same on an unchanged node (the plugins are pure
   // functions of pod and node), so each shape keeps its last verdicts per node
-  // and only nodes changed since are re-scored. The random policy hashes the pod's
-  // identity, so it is scored afresh for every pod.
-  const bool cache = options_.cache_by_shape && policy != "random";
+  // and only nodes changed since are re-scored.
+  // random's scores hash the pod's identity, so only its filter verdicts (a pure
+  // function of shape and node) are cached: a milligpu-only Runner finds the
+  // feasible nodes and the policy's Runner scores just those (two_stage).
+  const bool two_stage = options_.cache_by_shape && policy == "random";
+  const bool cache = options_.cache_by_shape;
+  std::vector<Runner::WeightedPlugin> filter_only;
+  filter_only.push_back({std::make_unique<MilliGpu>(MilliGpuArgs{}), 1});
+  const Runner filter_runner(DefaultPolicyConfig(), std::move(filter_only));
   using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
   std::map<Shape, int> shape_ids;
   struct Verdicts {
@@ -250,6 +196,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     std::vector<GpuSet> gpus;
   };
   std::vector<Verdicts> verdicts;
+  Verdicts scored;  // two_stage: this pod's scores
   std::vector<std::uint32_t> node_version(views.size(), 1);
 
   FgdSeedRun run;
@@ -257,6 +204,12 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   run.pods = static_cast<int>(demands.size());
   run.placement.reserve(demands.size());
   Random tie_rng(seed ^ 0x66676469ULL);
+  const bool lowest_name = options_.tie_break == FgdTieBreak::kLowestName;
+  // Nodes in name order, so that the first of equal scores is the smallest name.
+  std::vector<std::size_t> by_name(views.size());
+  std::iota(by_name.begin(), by_name.end(), std::size_t{0});
+  std::stable_sort(by_name.begin(), by_name.end(),
+                   [&](std::size_t a, std::size_t b) { return views[a].name < views[b].name; });
   Evaluation eval;
   std::vector<const NodeState*> dirty;
   std::vector<std::size_t> dirty_index;
@@ -289,7 +242,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
         dirty_index.push_back(n);
       }
     if (!dirty.empty()) {
-      runner->Evaluate(pod, dirty, RunOptions{false, false}, &eval);
+      (two_stage ? filter_runner : *runner).Evaluate(pod, dirty, RunOptions{false, false}, &eval);
       run.node_evaluations += dirty.size();
       for (std::size_t k = 0; k < dirty.size(); ++k) {
         const std::size_t n = dirty_index[k];
@@ -300,16 +253,42 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
         v->gpus[n] = r.gpus;
       }
     }
-    // kube-scheduler's selectHost: the highest score, ties uniformly at random.
+    if (two_stage) {
+      dirty.clear();
+      dirty_index.clear();
+      for (std::size_t n = 0; n < views.size(); ++n)
+        if (v->ok[n]) {
+          dirty.push_back(&views[n]);
+          dirty_index.push_back(n);
+        }
+      scored.ok.assign(views.size(), 0);
+      scored.score.resize(views.size());
+      scored.gpus.resize(views.size());
+      if (!dirty.empty()) {
+        runner->Evaluate(pod, dirty, RunOptions{false, false}, &eval);
+        run.node_evaluations += dirty.size();
+      }
+      for (std::size_t k = 0; k < dirty.size(); ++k) {
+        const std::size_t n = dirty_index[k];
+        const NodeResult& r = eval.nodes[k];
+        scored.ok[n] = r.feasible() ? 1 : 0;
+        scored.score[n] = r.score;
+        scored.gpus[n] = r.gpus;
+      }
+      v = &scored;
+    }
+    // selectHost: the highest score; ties to the smallest node name (the
+    // authors' patched scheduler) or uniformly at random (stock kube-scheduler).
     int chosen = -1, ties = 0;
     double best = -std::numeric_limits<double>::infinity();
-    for (std::size_t n = 0; n < views.size(); ++n) {
+    for (std::size_t n : by_name) {
       if (!v->ok[n]) continue;
       if (v->score[n] > best) {
         best = v->score[n];
         chosen = static_cast<int>(n);
         ties = 1;
-      } else if (v->score[n] == best && tie_rng.Below(static_cast<std::uint64_t>(++ties)) == 0) {
+      } else if (v->score[n] == best && !lowest_name &&
+                 tie_rng.Below(static_cast<std::uint64_t>(++ties)) == 0) {
         chosen = static_cast<int>(n);
       }
     }
@@ -322,15 +301,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       const GpuSet gpus = v->gpus[chosen];
       if (gpus.Count() != pod.gpu_count)
         throw InputError{"fgd-inflation: a policy placed no GPUs for " + pod.name};
-      node.cpu_milli_requested += pod.cpu_milli;
-      node.memory_requested += pod.memory_request;
-      for (int g : gpus.Indices()) {
-        node.gpus[g].milli_free -= pod.gpu_milli;
-        node.gpus[g].memory_used += Bytes{pod.gpu_milli} * kMiB;
-      }
-      node.gpus_requested += pod.gpu_count;
       node.gpu_pod_kinds |= GpuPodKind(pod);
-      node.Finalize();
+      ApplyTracePod(&node, pod, gpus, +1);
       ++node_version[chosen];
       frag_total -= node_frag[chosen];
       frag_total += node_frag[chosen] = NodeFragmentation(node, tasks);

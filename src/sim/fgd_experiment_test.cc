@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "tidal/core/status.h"
@@ -74,6 +75,33 @@ TEST(FgdExperiment, EveryPolicyHonoursGpuModelsAndShares) {
     EXPECT_EQ(r.placement[2], "A");
     EXPECT_EQ(r.placement[3], "A");  // 300 + 300 share one GPU or not: 800 still fits
   }
+}
+
+// The FGD authors' scheduler keeps the smallest node name among equal scores;
+// stock kube-scheduler picks one at random.
+TEST(FgdExperiment, TiesGoToTheSmallestNameOrAtRandom) {
+  const auto nodes = Nodes(
+      "sn,cpu_milli,memory_mib,gpu,model\n"
+      "n2,8000,65536,2,T4\n"
+      "n10,8000,65536,2,T4\n"
+      "n1,8000,65536,2,T4\n");
+  const auto pods = Pods("p,1000,1024,1,1000,\n");
+  FgdOptions o;
+  o.shuffle = false;
+  o.inflate = false;
+  for (const auto& policy : FgdPolicyNames()) {
+    if (policy == "random") continue;  // its scores are random, so it has no ties
+    SCOPED_TRACE(policy);
+    const FgdExperiment by_name(nodes, pods, o);
+    for (std::uint64_t seed = 1; seed <= 5; ++seed)
+      EXPECT_EQ(by_name.Run(policy, seed).placement, std::vector<std::string>{"n1"});
+  }
+  o.tie_break = FgdTieBreak::kRandom;
+  const FgdExperiment random(nodes, pods, o);
+  std::set<std::string> seen;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed)
+    seen.insert(random.Run("best-fit", seed).placement[0]);
+  EXPECT_EQ(seen, (std::set<std::string>{"n1", "n10", "n2"}));
 }
 
 TEST(FgdExperiment, InflatesToTheTuneRatio) {

@@ -22,25 +22,26 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
   PolicySpec p;
   p.name = name;
   p.tidal = tidal;
-  if (name == "k8s-default") p.kind = PolicyKind::kK8sDefault;
-  else if (name == "best-fit") p.kind = PolicyKind::kBestFit;
+  if (name == "k8s-default")
+    p.kind = PolicyKind::kK8sDefault;
+  else if (name == "best-fit")
+    p.kind = PolicyKind::kBestFit;
   else if (name == "load-aware") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;  // reservations.enabled in the config
-  }
-  else if (name == "load-aware-forecast" || name == "load-aware-learn" ||
-           name == "load-aware-predict") {
+  } else if (name == "load-aware-forecast" || name == "load-aware-learn" ||
+             name == "load-aware-predict") {
     // The reactive load-aware policy plus the prediction of issue 10: the load
     // forecast, the learned memory estimates, or both.
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;
     if (name != "load-aware-learn") p.tidal.load_forecast.enabled = true;
     if (name != "load-aware-forecast") p.tidal.memory_learning.enabled = true;
-  }
-  else if (name == "load-aware-noreserve") {
+  } else if (name == "load-aware-noreserve") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = false;
-  } else if (name == "oracle") p.kind = PolicyKind::kOracle;
+  } else if (name == "oracle")
+    p.kind = PolicyKind::kOracle;
   else
     throw InputError{"policy \"" + name +
                      "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve, "
@@ -51,8 +52,9 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
 namespace {
 
 constexpr double kNvlinkCommIntensity = 0.6;  // NVLink bandwidth share one NVLink job drives
-constexpr int kPcieCommCapacity = 2;           // NVLink jobs a node's PCIe fabric serves at full (PCIe) speed
-constexpr double kAwaitSlowdownMs = 30;        // storage await above which IO-bound work slows
+constexpr int kPcieCommCapacity =
+    2;  // NVLink jobs a node's PCIe fabric serves at full (PCIe) speed
+constexpr double kAwaitSlowdownMs = 30;  // storage await above which IO-bound work slows
 
 struct Task {
   int id = 0;
@@ -62,6 +64,7 @@ struct Task {
   double duration_s = 0;
   Bytes peak = 0;
   double ramp_s = 0;
+  const MemoryProfile* profile = nullptr;  // real memory follows it instead of the ramp
   Bytes estimate = 0;  // what Tidal thinks it needs per GPU (declared or estimated)
   enum class State { kWaiting, kPending, kRunning, kDone } state = State::kWaiting;
   TimeMs pending_since_ms = 0;  // since when it has been waiting (pending or in back-off)
@@ -74,14 +77,20 @@ struct Task {
   double progress_s = 0;
   TimeMs done_ms = 0;
 
-  bool Active(TimeMs now) const { return state == State::kRunning && now >= started_ms + cls->startup_ms; }
+  bool Active(TimeMs now) const {
+    return state == State::kRunning && now >= started_ms + cls->startup_ms;
+  }
   // Real memory on each of its GPUs at `now`: nothing while the container starts,
   // then the CUDA context, ramping to the peak.
   Bytes MemoryAt(TimeMs now) const {
     if (!Active(now)) return 0;
     const double t = static_cast<double>(now - started_ms - cls->startup_ms) / 1000.0;
+    if (profile)
+      return std::max(cls->memory_context,
+                      static_cast<Bytes>(profile->At(t) * static_cast<double>(peak)));
     const double f = ramp_s > 0 ? std::min(1.0, t / ramp_s) : 1.0;
-    return cls->memory_context + static_cast<Bytes>(f * static_cast<double>(peak - cls->memory_context));
+    return cls->memory_context +
+           static_cast<Bytes>(f * static_cast<double>(peak - cls->memory_context));
   }
 };
 
@@ -111,7 +120,9 @@ class Simulation {
  public:
   Simulation(const ClusterSpec& cluster, const WorkloadSpec& workload, const PolicySpec& policy,
              const SimOptions& options)
-      : policy_(policy), opt_(options), tie_rng_(options.seed ^ 0x7469646c),
+      : policy_(policy),
+        opt_(options),
+        tie_rng_(options.seed ^ 0x7469646c),
         book_(ReservationOptions{policy.tidal.reservations.visible_after_ms,
                                  policy.tidal.reservations.ttl_ms,
                                  policy.tidal.reservations.claims}) {
@@ -181,13 +192,18 @@ class Simulation {
         task.id = static_cast<int>(tasks_.size());
         task.cls = &cls;
         if (cls.arrival == "burst")
-          task.arrival_ms = cls.arrival_start_ms +
-                            static_cast<TimeMs>(rng.Uniform() * static_cast<double>(cls.arrival_window_ms));
+          task.arrival_ms =
+              cls.arrival_start_ms +
+              static_cast<TimeMs>(rng.Uniform() * static_cast<double>(cls.arrival_window_ms));
         else
-          task.arrival_ms = t += static_cast<TimeMs>(rng.Exponential(static_cast<double>(cls.mean_gap_ms)));
+          task.arrival_ms = t +=
+              static_cast<TimeMs>(rng.Exponential(static_cast<double>(cls.mean_gap_ms)));
         task.duration_s = rng.Uniform(cls.duration_seconds.lo, cls.duration_seconds.hi);
         task.peak = static_cast<Bytes>(rng.Uniform(cls.memory_peak.lo, cls.memory_peak.hi));
         task.ramp_s = rng.Uniform(cls.ramp_seconds.lo, cls.ramp_seconds.hi);
+        // Drawn after the others, so that classes without profiles keep their numbers.
+        if (cls.memory_profiles && !w.profiles.empty())
+          task.profile = &w.profiles[rng.Below(w.profiles.size())];
         PodDemand& p = task.pod;
         p.namespace_name = "ml";
         p.name = cls.name + "-" + std::to_string(i);
@@ -295,8 +311,10 @@ class Simulation {
 
   double TrueCompetition(std::size_t n) const {
     int pods = 0;
-    for (int id : nodes_[n].tasks) pods += PodUsesNvlink(policy_.tidal.nvlink, tasks_[id].pod) ? 1 : 0;
-    return NvlinkCompetitionIndex(pods, nodes_[n].spec->gpu_count, policy_.tidal.nvlink.slots_per_gpu);
+    for (int id : nodes_[n].tasks)
+      pods += PodUsesNvlink(policy_.tidal.nvlink, tasks_[id].pod) ? 1 : 0;
+    return NvlinkCompetitionIndex(pods, nodes_[n].spec->gpu_count,
+                                  policy_.tidal.nvlink.slots_per_gpu);
   }
 
   bool Linked(const NodeSpec& s, const std::vector<int>& gpus) const {
@@ -346,8 +364,11 @@ class Simulation {
         if (t.cls->uses_nvlink && t.gpus.size() >= 2) {
           if (Linked(spec, t.gpus)) {
             const int slots = policy_.tidal.nvlink.slots_per_gpu;
-            for (int g : t.gpus) rate = std::min(rate, nvlink_jobs[g] > slots ? double(slots) / nvlink_jobs[g] : 1.0);
-            for (int g : t.gpus) node.nvlink_util[g] = std::min(1.0, node.nvlink_util[g] + kNvlinkCommIntensity * rate);
+            for (int g : t.gpus)
+              rate = std::min(rate, nvlink_jobs[g] > slots ? double(slots) / nvlink_jobs[g] : 1.0);
+            for (int g : t.gpus)
+              node.nvlink_util[g] =
+                  std::min(1.0, node.nvlink_util[g] + kNvlinkCommIntensity * rate);
           } else {
             rate /= opt_.pcie_nvlink_slowdown;
             if (pcie_comm > kPcieCommCapacity) rate *= double(kPcieCommCapacity) / pcie_comm;
@@ -369,7 +390,8 @@ class Simulation {
                  (tasks_[id].started_ms == tasks_[newest].started_ms && id > newest)))
               newest = id;
           }
-          max_overcommit_ = std::max(max_overcommit_, static_cast<double>(used) / static_cast<double>(spec.gpu_memory));
+          max_overcommit_ = std::max(
+              max_overcommit_, static_cast<double>(used) / static_cast<double>(spec.gpu_memory));
           if (used <= spec.gpu_memory || newest < 0) break;
           OomKill(newest);
         }
@@ -434,7 +456,8 @@ class Simulation {
       node.memory_sum += u;
       ++node.memory_samples;
       node.memory_peak = std::max(node.memory_peak, u);
-      const std::size_t window = static_cast<std::size_t>(std::max<TimeMs>(1, opt_.lscs_window_ms / opt_.stats_interval_ms));
+      const std::size_t window = static_cast<std::size_t>(
+          std::max<TimeMs>(1, opt_.lscs_window_ms / opt_.stats_interval_ms));
       while (node.memory_window.size() > window) node.memory_window.pop_front();
       double avg = 0;
       for (double v : node.memory_window) avg += v;
@@ -501,7 +524,8 @@ class Simulation {
       // Perfect, instant metrics, plus what each running pod will still grow into.
       for (int g = 0; g < s.gpu_count; ++g) {
         Bytes used = 0;
-        for (int id : rt.tenants[g]) used += std::max(tasks_[id].MemoryAt(now), tasks_[id].estimate);
+        for (int id : rt.tenants[g])
+          used += std::max(tasks_[id].MemoryAt(now), tasks_[id].estimate);
         v.gpus[g].memory_used = used;
         v.gpus[g].nvlink_utilization = rt.nvlink_util[g];
       }
@@ -573,7 +597,8 @@ class Simulation {
       for (std::size_t k = 0; k < feasible.size(); ++k) {
         ok[k] = ext_eval_.nodes[k].feasible();
         if (ok[k])
-          total[k] += static_cast<double>(ToExtenderPriority(ext_eval_.nodes[k].score) * policy_.extender_weight * 10);
+          total[k] += static_cast<double>(ToExtenderPriority(ext_eval_.nodes[k].score) *
+                                          policy_.extender_weight * 10);
       }
     }
     double best = -std::numeric_limits<double>::infinity();
@@ -596,11 +621,13 @@ class Simulation {
       // The device plugin hands out replicas of the least-shared GPUs first.
       const NodeRt& rt = nodes_[*node];
       std::vector<int> held(rt.tenants.size());
-      for (std::size_t g = 0; g < held.size(); ++g) held[g] = static_cast<int>(rt.tenants[g].size());
+      for (std::size_t g = 0; g < held.size(); ++g)
+        held[g] = static_cast<int>(rt.tenants[g].size());
       for (int k = 0; k < t.cls->gpus; ++k) {
         int g = -1;
         for (std::size_t h = 0; h < held.size(); ++h)
-          if (held[h] < rt.spec->replicas_per_gpu && (g < 0 || held[h] < held[g])) g = static_cast<int>(h);
+          if (held[h] < rt.spec->replicas_per_gpu && (g < 0 || held[h] < held[g]))
+            g = static_cast<int>(h);
         if (g < 0) return false;
         ++held[g];
         gpus->push_back(g);
@@ -662,7 +689,8 @@ class Simulation {
     r.max_pods_per_gpu = max_pods_per_gpu_;
     for (const auto& n : nodes_) {
       r.nodes.push_back(n.spec->name);
-      r.starts_per_node[n.spec->name] = starts_per_node_.count(n.spec->name) ? starts_per_node_.at(n.spec->name) : 0;
+      r.starts_per_node[n.spec->name] =
+          starts_per_node_.count(n.spec->name) ? starts_per_node_.at(n.spec->name) : 0;
       r.gpu_mem_util_peak[n.spec->name] = n.memory_peak;
       r.gpu_mem_util_mean[n.spec->name] = n.memory_samples ? n.memory_sum / n.memory_samples : 0;
     }
@@ -713,8 +741,8 @@ class Simulation {
 
 }  // namespace
 
-PolicyResult Simulate(const ClusterSpec& cluster, const WorkloadSpec& workload, const PolicySpec& policy,
-                      const SimOptions& options) {
+PolicyResult Simulate(const ClusterSpec& cluster, const WorkloadSpec& workload,
+                      const PolicySpec& policy, const SimOptions& options) {
   Simulation sim(cluster, workload, policy, options);
   return sim.Run();
 }

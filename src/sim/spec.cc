@@ -1,5 +1,6 @@
 #include "tidal/sim/spec.h"
 
+#include <cmath>
 #include <fstream>
 
 #include "tidal/core/quantity.h"
@@ -194,13 +195,88 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
   return c;
 }
 
+double MemoryProfile::At(double t_s) const {
+  if (share.empty()) return 1;
+  if (share.size() == 1 || !(step_s > 0) || !(t_s > 0)) return share.front();
+  const double period = step_s * static_cast<double>(share.size());
+  const double x = std::fmod(t_s, period) / step_s;
+  const auto i = static_cast<std::size_t>(x);
+  const double a = share[i], b = share[(i + 1) % share.size()];
+  return a + (b - a) * (x - static_cast<double>(i));
+}
+
+std::vector<MemoryProfile> LoadMemoryProfiles(const YAML::Node& node, const std::string& origin) {
+  ConfigErrors errors;
+  std::vector<MemoryProfile> out;
+  if (!node || !node.IsMap() || !node["profiles"] || !node["profiles"].IsSequence())
+    throw InputError{origin + ": expected a mapping with a list under \"profiles\""};
+  CheckKeys(node, "", {"source", "command", "stepSeconds", "profiles"}, errors);
+  double step = 60;
+  ReadDouble(node, "", "stepSeconds", &step, errors);
+  if (!(step > 0 && step <= 86'400)) errors.Add("stepSeconds", "must be in (0, 86400]");
+  const YAML::Node list = node["profiles"];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = "profiles[" + std::to_string(i) + "]";
+    const YAML::Node p = list[i];
+    if (!IsMap(p, path, errors)) continue;
+    CheckKeys(p, path, {"name", "share"}, errors);
+    MemoryProfile m;
+    m.step_s = step;
+    ReadString(p, path, "name", &m.name, errors);
+    const YAML::Node sh = p["share"];
+    if (!sh || !sh.IsSequence() || sh.size() == 0 || sh.size() > 100'000) {
+      errors.Add(Join(path, "share"), "expected a list of 1 to 100000 numbers");
+      continue;
+    }
+    for (std::size_t k = 0; k < sh.size(); ++k) {
+      double v = -1;
+      try {
+        v = sh[k].as<double>();
+      } catch (const YAML::Exception&) {
+      }
+      if (!(v >= 0 && v <= 1)) {
+        errors.Add(Join(path, "share[" + std::to_string(k) + "]"), "expected a number in [0, 1]");
+        break;
+      }
+      m.share.push_back(v);
+    }
+    out.push_back(std::move(m));
+  }
+  if (out.empty() && errors.empty()) errors.Add("profiles", "must not be empty");
+  if (!errors.empty()) throw InputError{origin + ":\n" + errors.Joined()};
+  return out;
+}
+
+namespace {
+YAML::Node LoadYamlFile(const std::string& path);
+}  // namespace
+
 WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin) {
   ConfigErrors errors;
   WorkloadSpec w;
   if (!root || !root.IsMap() || !root["classes"] || !root["classes"].IsSequence())
     throw InputError{origin + ": expected a mapping with a list under \"classes\""};
-  CheckKeys(root, "", {"name", "classes"}, errors);
+  CheckKeys(root, "", {"name", "classes", "memoryProfiles"}, errors);
   ReadString(root, "", "name", &w.name, errors);
+  if (const YAML::Node mp = root["memoryProfiles"]; mp) {
+    // A file beside the workload (or, for a built-in, the embedded copy), or inline.
+    if (mp.IsScalar()) {
+      const std::string file = mp.as<std::string>();
+      if (origin.rfind("builtin:", 0) == 0) {
+        const char* text = BuiltinProfilesYaml(file);
+        if (!text) throw InputError{origin + ": no built-in memory profiles \"" + file + "\""};
+        w.profiles = LoadMemoryProfiles(YAML::Load(text), origin + ":" + file);
+      } else {
+        const auto slash = origin.find_last_of('/');
+        const std::string path = file.starts_with('/') || slash == std::string::npos
+                                     ? file
+                                     : origin.substr(0, slash + 1) + file;
+        w.profiles = LoadMemoryProfiles(LoadYamlFile(path), path);
+      }
+    } else {
+      w.profiles = LoadMemoryProfiles(mp, origin + ": memoryProfiles");
+    }
+  }
   const YAML::Node classes = root["classes"];
   for (std::size_t i = 0; i < classes.size(); ++i) {
     const std::string path = "classes[" + std::to_string(i) + "]";
@@ -249,7 +325,10 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     const std::string mp = Join(path, "memory");
     if (IsMap(n["memory"], mp, errors)) {
       const YAML::Node m = n["memory"];
-      CheckKeys(m, mp, {"context", "peak", "rampSeconds"}, errors);
+      CheckKeys(m, mp, {"context", "peak", "rampSeconds", "profiles"}, errors);
+      ReadBool(m, mp, "profiles", &t.memory_profiles, errors);
+      if (t.memory_profiles && w.profiles.empty())
+        errors.Add(Join(mp, "profiles"), "true, but the workload has no memoryProfiles");
       ReadBytes(m, mp, "context", &t.memory_context, errors);
       ReadRange(m, mp, "peak", Unit::kBytes, &t.memory_peak, errors);
       ReadRange(m, mp, "rampSeconds", Unit::kNumber, &t.ramp_seconds, errors);
@@ -309,7 +388,9 @@ ClusterSpec LoadClusterFile(const std::string& path) {
 WorkloadSpec LoadWorkload(const std::string& ref) {
   if (ref.rfind("builtin:", 0) == 0) {
     const char* text = BuiltinWorkloadYaml(ref.substr(8));
-    if (!text) throw InputError{ref + ": no such built-in workload (expected builtin:seed)"};
+    if (!text)
+      throw InputError{ref +
+                       ": no such built-in workload (expected builtin:seed or builtin:seed-genai)"};
     return LoadWorkloadSpec(YAML::Load(text), ref);
   }
   return LoadWorkloadSpec(LoadYamlFile(ref), ref);

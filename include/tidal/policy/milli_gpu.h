@@ -32,12 +32,13 @@ inline std::int64_t PodMilliTotal(const PodDemand& p) {
 }
 inline bool SharesGpu(const PodDemand& p) { return p.gpu_count == 1 && p.gpu_milli < kMilliPerGpu; }
 
-enum class GpuPick { kBestFit, kWorstFit };
+enum class GpuPick { kBestFit, kWorstFit, kRandom };
 
 // The GPUs a pod would get: a sharing pod the GPU with the least (kBestFit) or
-// most (kWorstFit) free share that fits, lowest index on ties; a whole-GPU pod
-// the first fully free GPUs by index. Empty when it does not fit.
-GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick);
+// most (kWorstFit) free share that fits, lowest index on ties, or (kRandom) the
+// fitting GPU numbered `draw` modulo their count; a whole-GPU pod the first
+// fully free GPUs by index. Empty when it does not fit.
+GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick, std::uint64_t draw = 0);
 
 // Free milli-GPU per GPU after placing `pod` on `gpus`.
 void FreeAfter(const NodeState& node, const PodDemand& pod, GpuSet gpus, std::vector<int>* free);

@@ -58,21 +58,38 @@ struct TaskClass {
   Bytes memory_context = Bytes{600} << 20;  // CUDA context, allocated at start
   Range memory_peak;                        // bytes per GPU, drawn per task
   Range ramp_seconds{30, 90};               // context → peak
-  bool uses_nvlink = false;                 // multi-GPU job that talks over NVLink
-  bool nvlink_required = false;             // ai.nvlink-required: "true"
-  double compute_duty = 0.9;                // share of a GPU's compute it keeps busy alone
-  double io_intensity = 0.0;                // share of its disk's capacity it drives alone
-  double io_bound = 0.0;                    // share of its time that waits on storage
-  Range duration_seconds{600, 1200};        // at full speed
+  // Instead of the ramp, each task follows one of the workload's memory profiles
+  // (drawn per task): memory = max(context, profile(t) × peak).
+  bool memory_profiles = false;
+  bool uses_nvlink = false;           // multi-GPU job that talks over NVLink
+  bool nvlink_required = false;       // ai.nvlink-required: "true"
+  double compute_duty = 0.9;          // share of a GPU's compute it keeps busy alone
+  double io_intensity = 0.0;          // share of its disk's capacity it drives alone
+  double io_bound = 0.0;              // share of its time that waits on storage
+  Range duration_seconds{600, 1200};  // at full speed
   std::int64_t cpu_milli = 4'000;
   Bytes memory_request = Bytes{16} << 30;
   TimeMs startup_ms = 30'000;  // image pull and container start
 };
 
+// A real GPU-memory time series, as a share of its own peak (0..1) every
+// `step_s` seconds from the pod's first sample; it repeats past its end.
+struct MemoryProfile {
+  std::string name;
+  double step_s = 60;
+  std::vector<double> share;
+  double At(double t_s) const;  // linear between samples
+};
+
 struct WorkloadSpec {
   std::string name;
   std::vector<TaskClass> classes;
+  std::vector<MemoryProfile> profiles;
 };
+
+// `memoryProfiles:` of a workload file, inline:
+//   {source: TEXT, stepSeconds: N, profiles: [{name: ID, share: [0.8, …]}, …]}
+std::vector<MemoryProfile> LoadMemoryProfiles(const YAML::Node& node, const std::string& origin);
 
 // Throw InputError with every problem and its path.
 ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin);
@@ -86,5 +103,7 @@ ClusterSpec LoadCluster(const std::string& ref);
 // examples/, so the README's command works from any directory).
 const char* BuiltinWorkloadYaml(const std::string& name);  // null if unknown
 const char* BuiltinClusterYaml(const std::string& name);
+// Files a built-in workload refers to (memoryProfiles: genai-profiles.yaml).
+const char* BuiltinProfilesYaml(const std::string& file);
 
 }  // namespace tidal::sim

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "tidal/core/status.h"
+#include "tidal/sim/traces/genai_profiles.h"
 
 namespace tidal::sim::traces {
 namespace {
@@ -286,6 +287,17 @@ TEST(RealTraces, EveryFileLoads) {
   const auto genai = LoadGenaiUsage(csv("alibaba_genai_2026/pod_gpu_memory_used_bytes_anon.csv"),
                                     csv("alibaba_genai_2026/pod_gpu_duty_cycle_anon.csv"));
   EXPECT_EQ(genai.size(), 144u);
+  // The committed seed-genai profiles are what `tidal traces genai-profiles` derives.
+  const auto derived = DeriveMemoryProfiles(genai);
+  const auto committed = LoadMemoryProfiles(
+      YAML::LoadFile(std::string(TIDAL_SOURCE_DIR) + "/examples/workloads/genai-profiles.yaml"),
+      "genai-profiles.yaml");
+  ASSERT_EQ(derived.size(), committed.size());
+  for (std::size_t i = 0; i < derived.size(); ++i) {
+    SCOPED_TRACE(derived[i].name);
+    EXPECT_EQ(derived[i].name, committed[i].name);
+    EXPECT_EQ(derived[i].share, committed[i].share);
+  }
   EXPECT_EQ(LoadDlrm(csv("alibaba_dlrm_2025/disaggregated_DLRM_trace.csv")).size(), 23871u);
   EXPECT_EQ(LoadPaiMachines(csv("alibaba_pai_2020/pai_machine_spec.csv")).size(), 1897u);
   EXPECT_EQ(LoadSpotNodes(csv("alibaba_spot_2026/node_info_df.csv")).size(), 4278u);

@@ -28,7 +28,17 @@ Status MilliGpu::FilterOne(const CycleState& cycle, const NodeState& node,
   if (!ModelAccepted(pod.gpu_models, NodeGpuModel(node)))
     return Status::Unfit("GPU model " + NodeGpuModel(node) + " not accepted (" +
                          JoinModels(pod.gpu_models) + ")");
-  const GpuSet gpus = PickGpus(node, pod, args_.pick);
+  std::uint64_t draw = 0;
+  if (args_.pick == GpuPick::kRandom) {
+    // FNV-1a over seed, pod and node: the same pod on the same node draws the same.
+    draw = 0xcbf29ce484222325ULL ^ args_.seed;
+    for (const std::string* s : {&pod.namespace_name, &pod.name, &pod.uid, &node.name}) {
+      for (unsigned char c : *s) draw = (draw ^ c) * 0x100000001b3ULL;
+      draw = (draw ^ '/') * 0x100000001b3ULL;
+    }
+    draw ^= draw >> 29;
+  }
+  const GpuSet gpus = PickGpus(node, pod, args_.pick, draw);
   if (gpus.Empty()) {
     if (SharesGpu(pod))
       return Status::Unfit("no GPU with " + std::to_string(pod.gpu_milli) + " milli-GPU free");

@@ -11,15 +11,20 @@ MilliGpuArgs MilliGpuArgs::Parse(const YAML::Node& node, const std::string& path
   MilliGpuArgs a;
   if (!node || node.IsNull()) return a;
   if (!IsMap(node, path, errors)) return a;
-  CheckKeys(node, path, {"gpuPick"}, errors);
+  CheckKeys(node, path, {"gpuPick", "seed"}, errors);
+  int seed = 0;
+  ReadInt(node, path, "seed", &seed, errors);
+  a.seed = static_cast<std::uint64_t>(seed);
   std::string pick = "best-fit";
   ReadString(node, path, "gpuPick", &pick, errors);
   if (pick == "best-fit")
     a.pick = GpuPick::kBestFit;
   else if (pick == "worst-fit")
     a.pick = GpuPick::kWorstFit;
+  else if (pick == "random")
+    a.pick = GpuPick::kRandom;
   else
-    errors.Add(Join(path, "gpuPick"), "\"" + pick + "\" (expected best-fit or worst-fit)");
+    errors.Add(Join(path, "gpuPick"), "\"" + pick + "\" (expected best-fit, worst-fit or random)");
   return a;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <string>
 
 #include "tidal/policy/config.h"
@@ -10,6 +11,7 @@ namespace tidal {
 
 struct MilliGpuArgs {
   GpuPick pick = GpuPick::kBestFit;  // which GPU a sharing pod gets
+  std::uint64_t seed = 0;            // for pick random: drawn from seed, pod and node
 
   static MilliGpuArgs Parse(const YAML::Node& node, const std::string& path, ConfigErrors& errors);
   void Validate(const std::string& path, ConfigErrors& errors) const;

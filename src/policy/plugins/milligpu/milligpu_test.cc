@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "testing/builders.h"
 
 namespace tidal {
@@ -105,6 +107,31 @@ TEST(MilliGpu, FitsAndPlaces) {
   }
 }
 
+// pick random: the FGD simulator's Random baseline. Only fitting GPUs, each of
+// them for some pod, and the same pod on the same node always the same GPU.
+TEST(MilliGpu, RandomPickDrawsAFittingGpu) {
+  MilliGpuArgs args;
+  args.pick = GpuPick::kRandom;
+  args.seed = 42;
+  MilliGpu plugin(args);
+  const NodeState node = NodeBuilder("n")
+                             .MilliFree({1000, 300, 500, 460}, "V100M16")
+                             .Resources(8000, 64 * kGi)
+                             .Build();
+  std::set<int> seen;
+  for (int i = 0; i < 64; ++i) {
+    const PodDemand pod =
+        PodBuilder("p" + std::to_string(i)).Milli(1, 460).Requests(4000, 8 * kGi).Build();
+    NodeScratch a, b;
+    ASSERT_TRUE(plugin.FilterOne(Cycle(DefaultPolicyConfig(), pod), node, a).ok());
+    plugin.FilterOne(Cycle(DefaultPolicyConfig(), pod), node, b);
+    ASSERT_EQ(a.gpus.Count(), 1);
+    EXPECT_EQ(a.gpus.Indices(), b.gpus.Indices());
+    seen.insert(a.gpus.Indices().front());
+  }
+  EXPECT_EQ(seen, (std::set<int>{0, 2, 3}));  // GPU 1 has only 300 free
+}
+
 TEST(MilliGpu, CpuOnlyPodsNeedOnlyCpuAndMemory) {
   MilliGpu plugin({});
   const PodDemand pod = PodBuilder().Requests(4000, 8 * kGi).Build();
@@ -121,8 +148,9 @@ TEST(MilliGpu, Args) {
   EXPECT_NE(NewMilliGpu(YAML::Load("{gpuPick: worst-fit}"), "p", errors), nullptr);
   EXPECT_EQ(NewMilliGpu(YAML::Load("{gpuPick: tightest, x: 1}"), "p", errors), nullptr);
   EXPECT_EQ(errors.items(),
-            (std::vector<std::string>{"p.x: unknown field (expected one of: gpuPick)",
-                                      "p.gpuPick: \"tightest\" (expected best-fit or worst-fit)"}));
+            (std::vector<std::string>{
+                "p.x: unknown field (expected one of: gpuPick, seed)",
+                "p.gpuPick: \"tightest\" (expected best-fit, worst-fit or random)"}));
 }
 
 }  // namespace

@@ -23,16 +23,35 @@ std::uint64_t Finish(std::uint64_t z) {
 
 }  // namespace
 
+std::uint64_t RandomScore::PodHash(const PodDemand& pod) const {
+  std::uint64_t h = 0xcbf29ce484222325ULL ^ Finish(args_.seed);
+  // The bytes of pod.Key() ("namespace/name") without building the string.
+  h = Mix(h, pod.namespace_name);
+  h = Mix(h, "/");
+  h = Mix(h, pod.name);
+  h = Mix(h, "/");
+  h = Mix(h, pod.uid);
+  return Mix(h, "@");
+}
+
+namespace {
+// 53 random bits as a real score in [0, 100): ties are practically impossible.
+double ToScore(std::uint64_t h) {
+  return static_cast<double>(Finish(h) >> 11) * (100.0 / 9007199254740992.0);
+}
+}  // namespace
+
 double RandomScore::ScoreOne(const CycleState& cycle, const NodeState& node,
                              const NodeScratch&) const {
-  std::uint64_t h = 0xcbf29ce484222325ULL ^ Finish(args_.seed);
-  h = Mix(h, cycle.pod->Key());
-  h = Mix(h, "/");
-  h = Mix(h, cycle.pod->uid);
-  h = Mix(h, "@");
-  h = Mix(h, node.name);
-  // 53 random bits as a real score in [0, 100): ties are practically impossible.
-  return static_cast<double>(Finish(h) >> 11) * (100.0 / 9007199254740992.0);
+  return ToScore(Mix(PodHash(*cycle.pod), node.name));
+}
+
+void RandomScore::ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
+                             std::span<const NodeScratch>, std::span<const Status> status,
+                             std::span<double> scores) const {
+  const std::uint64_t pod = PodHash(*cycle.pod);
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (status[i].ok()) scores[i] = ToScore(Mix(pod, nodes[i]->name));
 }
 
 std::unique_ptr<Plugin> NewRandomScore(const YAML::Node& args, const std::string& path,

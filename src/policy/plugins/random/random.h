@@ -10,13 +10,18 @@
 
 namespace tidal {
 
-class RandomScore final : public ScoreEachNode<RandomScore> {
+class RandomScore final : public ScorePlugin {
  public:
   explicit RandomScore(RandomArgs args) : args_(args) {}
   std::string_view Name() const override { return "random"; }
   double ScoreOne(const CycleState& cycle, const NodeState& node, const NodeScratch& scratch) const;
+  // The pod's part of the hash once per batch, not once per node.
+  void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
+                  std::span<const NodeScratch> scratch, std::span<const Status> status,
+                  std::span<double> scores) const override;
 
  private:
+  std::uint64_t PodHash(const PodDemand& pod) const;
   RandomArgs args_;
 };
 

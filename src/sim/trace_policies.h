@@ -1,0 +1,35 @@
+#pragma once
+// The placement policies of the trace experiments (fgd-inflation, philly): each is
+// a Runner over plugins, `milligpu` (CPU, memory, GPU model and milli-GPU fit)
+// plus the policy's score plugin, the same plugin code the extender runs.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/plugins/fgd/fgd_args.h"
+#include "tidal/core/types.h"
+#include "tidal/policy/runner.h"
+
+namespace tidal::sim {
+
+// openb has no usage, so the GPU memory Tidal's load-aware plugins see is the
+// requested share: 1 milli-GPU is shown as 1 MiB of a 1000 MiB GPU.
+inline constexpr Bytes kTraceMiB = Bytes{1} << 20;
+
+// random, dot-prod, gpu-clustering, gpu-packing, best-fit, fgd, load-aware-spread,
+// load-aware-pack. Throws InputError naming `experiment` on an unknown policy.
+std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
+                                        const std::vector<std::string>& known,
+                                        const std::string& experiment,
+                                        const std::vector<FgdTask>& tasks, std::uint64_t seed);
+
+// A node of `gpus` GPUs of `model` (each 1000 milli-GPU), nothing placed.
+NodeState TraceNodeView(const std::string& name, std::int64_t cpu_milli, std::int64_t memory_mib,
+                        int gpus, const std::string& model);
+
+// Adds (sign +1) or removes (sign −1) a pod's requests on `gpus` of the node; the
+// caller keeps gpu_pod_kinds (a removal cannot know which kinds remain).
+void ApplyTracePod(NodeState* node, const PodDemand& pod, const GpuSet& gpus, int sign);
+
+}  // namespace tidal::sim
