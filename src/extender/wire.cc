@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "tidal/core/quantity.h"
@@ -86,7 +87,40 @@ Status DecodeNode(element item, const std::string& path, bool keep_json, WireNod
 
 }  // namespace
 
+namespace {
+
+// Whether a byte of the 8 in `w` needs escaping: below 0x20, '"' or '\\' (exact as a
+// whole, the bit tricks of "determine if a word has a byte less than n").
+bool NeedsEscape8(std::uint64_t w) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  const auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  const std::uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
+  return (below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'))) != 0;
+}
+
+}  // namespace
+
 void AppendJsonString(std::string_view text, std::string* out) {
+  // Fast path, 8 bytes at a time: nothing to escape (node names, reasons) is one copy.
+  std::size_t plain = 0;
+  for (; plain + 8 <= text.size(); plain += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, text.data() + plain, 8);
+    if (NeedsEscape8(w)) break;
+  }
+  for (; plain < text.size(); ++plain) {
+    const auto c = static_cast<unsigned char>(text[plain]);
+    if (c < 0x20 || c == '"' || c == '\\') break;
+  }
+  if (plain == text.size()) {
+    const std::size_t at = out->size();
+    out->resize(at + text.size() + 2);
+    char* p = out->data() + at;
+    *p = '"';
+    std::memcpy(p + 1, text.data(), text.size());
+    p[text.size() + 1] = '"';
+    return;
+  }
   out->push_back('"');
   // Runs without anything to escape (all of a node name) are copied in one go.
   std::size_t run = 0;
