@@ -102,17 +102,23 @@ bool NeedsEscape8(std::uint64_t w) {
 
 void AppendJsonString(std::string_view text, std::string* out) {
   // Fast path, 8 bytes at a time: nothing to escape (node names, reasons) is one copy.
-  std::size_t plain = 0;
-  for (; plain + 8 <= text.size(); plain += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, text.data() + plain, 8);
-    if (NeedsEscape8(w)) break;
+  const std::size_t n = text.size();
+  bool plain = true;
+  std::uint64_t w;
+  if (n >= 8) {
+    for (std::size_t i = 0; plain && i + 8 <= n; i += 8) {
+      std::memcpy(&w, text.data() + i, 8);
+      plain = !NeedsEscape8(w);
+    }
+    // The last 8 bytes, overlapping the words before: no byte-by-byte tail.
+    std::memcpy(&w, text.data() + n - 8, 8);
+    plain = plain && !NeedsEscape8(w);
+  } else {
+    w = 0x2020202020202020ULL;  // spaces: plain
+    if (n > 0) std::memcpy(&w, text.data(), n);  // an empty view may have no data
+    plain = !NeedsEscape8(w);
   }
-  for (; plain < text.size(); ++plain) {
-    const auto c = static_cast<unsigned char>(text[plain]);
-    if (c < 0x20 || c == '"' || c == '\\') break;
-  }
-  if (plain == text.size()) {
+  if (plain) {
     const std::size_t at = out->size();
     out->resize(at + text.size() + 2);
     char* p = out->data() + at;
