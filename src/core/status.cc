@@ -1,5 +1,7 @@
 #include "tidal/core/status.h"
 
+#include <algorithm>
+
 namespace tidal {
 
 std::string_view CodeName(Code code) {
@@ -16,8 +18,38 @@ std::string_view CodeName(Code code) {
   return "error";
 }
 
+Status Status::Deferred(Code code, Formatter format, std::initializer_list<Arg> args) {
+  Status s;
+  s.code_ = code;
+  s.format_ = format;
+  std::copy_n(args.begin(), std::min(args.size(), kMaxArgs), s.args_);
+  return s;
+}
+
+std::string Status::reason() const {
+  if (!format_) return reason_;
+  std::string out;
+  out.reserve(reason_.size() + 64);
+  AppendReason(&out);
+  return out;
+}
+
+void Status::AppendReason(std::string* out) const {
+  out->append(reason_);
+  if (format_) format_(args_, out);
+}
+
 Status& Status::Tag(std::string_view who) {
-  if (!who.empty()) reason_ = std::string(who) + ": " + reason_;
+  // With a deferred reason reason_ holds only the tags, so the same prefixing applies.
+  // In place, without temporaries: the runner tags every node it rejects.
+  if (who.empty()) return *this;
+  if (reason_.empty()) {
+    reason_.assign(who.data(), who.size());
+    reason_.append(": ", 2);
+  } else {
+    reason_.insert(0, ": ", 2);
+    reason_.insert(0, who.data(), who.size());
+  }
   return *this;
 }
 

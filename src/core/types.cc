@@ -22,7 +22,12 @@ void NodeState::Finalize() {
   gpu_free.clear();
   max_gpu_free = 0;
   std::fill(std::begin(nvlink_adjacency), std::end(nvlink_adjacency), 0);
+  max_nvlink_links = 0;
+  has_nvlink_peers = false;
   for (const Gpu& g : gpus) {
+    // Before the index check below: every peer entry counts, as the scorer always read them.
+    for (const auto& p : g.nvlink_peers) max_nvlink_links = std::max(max_nvlink_links, p.links);
+    has_nvlink_peers = has_nvlink_peers || !g.nvlink_peers.empty();
     used += g.memory_used;
     total += g.memory_total;
     util_sum += g.nvlink_utilization;

@@ -70,5 +70,37 @@ TEST(LoadType, ParsesTheDocumentedNames) {
   EXPECT_EQ(ParseLoadType("gpu_heavy"), std::nullopt);
 }
 
+TEST(NodeState, FinalizeSummarisesPeerEntries) {
+  struct Case {
+    const char* name;
+    std::vector<std::vector<NvlinkPeer>> peers;  // per GPU
+    int want_max_links;
+    bool want_has_peers;
+  };
+  const Case cases[] = {
+      {"no peers", {{}, {}}, 0, false},
+      {"entries with zero links still count as peers", {{{1, 0}}, {}}, 0, true},
+      {"negative links never go below zero", {{{1, -3}}, {{0, -1}}}, 0, true},
+      {"largest entry of any GPU", {{{1, 2}}, {{0, 18}}}, 18, true},
+      {"a peer index out of range still counts", {{{70, 6}}, {}}, 6, true},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    NodeState n;
+    for (std::size_t i = 0; i < tc.peers.size(); ++i) {
+      Gpu g;
+      g.index = static_cast<int>(i);
+      g.memory_total = 80 * kGi;
+      g.nvlink_peers = tc.peers[i];
+      n.gpus.push_back(g);
+    }
+    n.max_nvlink_links = 99;  // stale values from before are replaced
+    n.has_nvlink_peers = !tc.want_has_peers;
+    n.Finalize();
+    EXPECT_EQ(n.max_nvlink_links, tc.want_max_links);
+    EXPECT_EQ(n.has_nvlink_peers, tc.want_has_peers);
+  }
+}
+
 }  // namespace
 }  // namespace tidal

@@ -23,6 +23,9 @@ struct Extender::Context {
   std::vector<const NodeState*> nodes;
   Evaluation eval;
   std::vector<std::string_view> names;
+  // Texts of FailedNodes, one per node: reassigned in place, so a warm context
+  // formats the reasons without allocating.
+  std::vector<std::string> reasons;
 };
 
 struct Extender::FilterMemo {
@@ -38,9 +41,9 @@ namespace {
 
 // The plugin tag of a reason ("loadaware: GPU memory …" → "loadaware"): the
 // rejection counter's label, low-cardinality by construction.
-std::string ReasonLabel(const std::string& reason) {
+std::string_view ReasonLabel(std::string_view reason) {
   const auto colon = reason.find(':');
-  if (colon == std::string::npos || colon > 24) return "other";
+  if (colon == std::string_view::npos || colon > 24) return "other";
   return reason.substr(0, colon);
 }
 
@@ -247,10 +250,14 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     r.with_nodes = args.has_nodes;
     r.with_node_names = args.has_node_names || !args.has_nodes;
     std::vector<std::pair<std::string, int>> rejected_by;
+    auto& reasons = ctx->reasons;
+    if (reasons.size() < n) reasons.resize(n);  // not after: r holds views of them
+    std::string pod_reason;
+    if (!eval.pod_status.ok()) pod_reason = "tidal: " + eval.pod_status.reason();
     for (std::size_t i = 0; i < n; ++i) {
       const NodeResult& res = eval.nodes[i];
       if (!eval.pod_status.ok()) {
-        r.unresolvable.emplace_back(names[i], "tidal: " + eval.pod_status.reason());
+        r.unresolvable.emplace_back(names[i], pod_reason);
         continue;
       }
       if (res.feasible()) {
@@ -259,16 +266,20 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
         if (r.with_node_names) r.node_names.push_back(names[i]);
         continue;
       }
-      std::string label = ReasonLabel(res.status.reason());
+      // The reasons are formatted here, once, straight into the reply's storage.
+      std::string& text = reasons[i];
+      text.assign("tidal: ");
+      res.status.AppendReason(&text);
+      const std::string_view label = ReasonLabel(std::string_view(text).substr(7));
       auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
                              [&](const auto& p) { return p.first == label; });
       if (rb == rejected_by.end()) {
-        rejected_by.emplace_back(std::move(label), 1);
+        rejected_by.emplace_back(std::string(label), 1);
       } else {
         ++rb->second;
       }
       auto& dst = res.status.code() == Code::kUnresolvable ? r.unresolvable : r.failed;
-      dst.emplace_back(names[i], "tidal: " + res.status.reason());
+      dst.emplace_back(names[i], text);
     }
     if (!eval.pod_status.ok()) rejected_by.emplace_back("pod", static_cast<int>(n));
     // Opt-in (whenAllRejected: least-loaded): rather than Pending, the least

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "tidal/core/quantity.h"
@@ -86,7 +87,46 @@ Status DecodeNode(element item, const std::string& path, bool keep_json, WireNod
 
 }  // namespace
 
+namespace {
+
+// Whether a byte of the 8 in `w` needs escaping: below 0x20, '"' or '\\' (exact as a
+// whole, the bit tricks of "determine if a word has a byte less than n").
+bool NeedsEscape8(std::uint64_t w) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  const auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  const std::uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
+  return (below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'))) != 0;
+}
+
+}  // namespace
+
 void AppendJsonString(std::string_view text, std::string* out) {
+  // Fast path, 8 bytes at a time: nothing to escape (node names, reasons) is one copy.
+  const std::size_t n = text.size();
+  bool plain = true;
+  std::uint64_t w;
+  if (n >= 8) {
+    for (std::size_t i = 0; plain && i + 8 <= n; i += 8) {
+      std::memcpy(&w, text.data() + i, 8);
+      plain = !NeedsEscape8(w);
+    }
+    // The last 8 bytes, overlapping the words before: no byte-by-byte tail.
+    std::memcpy(&w, text.data() + n - 8, 8);
+    plain = plain && !NeedsEscape8(w);
+  } else {
+    w = 0x2020202020202020ULL;  // spaces: plain
+    if (n > 0) std::memcpy(&w, text.data(), n);  // an empty view may have no data
+    plain = !NeedsEscape8(w);
+  }
+  if (plain) {
+    const std::size_t at = out->size();
+    out->resize(at + text.size() + 2);
+    char* p = out->data() + at;
+    *p = '"';
+    std::memcpy(p + 1, text.data(), text.size());
+    p[text.size() + 1] = '"';
+    return;
+  }
   out->push_back('"');
   // Runs without anything to escape (all of a node name) are copied in one go.
   std::size_t run = 0;

@@ -142,6 +142,38 @@ TEST(Wire, EncodesWhatKubeSchedulerReads) {
   EXPECT_EQ(esc, R"("a\n\u0001")");
 }
 
+// AppendJsonString scans 8 bytes at a time: an escape at any position of a word,
+// or in the tail, must still be found; bytes from 0x7f up pass unescaped.
+TEST(Wire, JsonStringEscapesAtEveryPosition) {
+  struct Case {
+    const char* name;
+    char c;
+    const char* want;  // the escape of c
+  };
+  const Case cases[] = {
+      {"quote", '"', R"(\")"},        {"backslash", '\\', R"(\\)"}, {"newline", '\n', R"(\n)"},
+      {"tab", '\t', R"(\t)"},          {"unit separator", '\x1f', R"(\u001f)"},
+      {"nul", '\0', R"(\u0000)"},      {"space is plain", ' ', " "},
+      {"DEL is plain", '\x7f', "\x7f"}, {"UTF-8 byte is plain", '\xc3', "\xc3"},
+      {"0x9c is plain", '\x9c', "\x9c"}, {"0xa2 is plain", '\xa2', "\xa2"},
+  };
+  for (const Case& tc : cases) {
+    for (std::size_t len = 1; len <= 19; ++len) {
+      for (std::size_t at = 0; at < len; ++at) {
+        SCOPED_TRACE(std::string(tc.name) + " at " + std::to_string(at) + " of " + std::to_string(len));
+        std::string text(len, 'x');
+        text[at] = tc.c;
+        std::string out = "prefix";
+        AppendJsonString(text, &out);
+        EXPECT_EQ(out, "prefix\"" + text.substr(0, at) + tc.want + text.substr(at + 1) + "\"");
+      }
+    }
+  }
+  std::string out;
+  AppendJsonString("", &out);
+  EXPECT_EQ(out, "\"\"");
+}
+
 TEST(Wire, BindingArgs) {
   BindingArgs b;
   ASSERT_TRUE(DecodeBindingArgs(Sample("ExtenderBindingArgs.json"), &b).ok());

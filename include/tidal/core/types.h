@@ -98,6 +98,8 @@ struct NodeState {
   Bytes gpu_memory_used = 0;                             // Σ over GPUs
   Bytes gpu_memory_total = 0;                            // Σ over GPUs
   std::uint64_t nvlink_adjacency[kMaxGpusPerNode] = {};  // bit j set: GPU i and j are linked
+  int max_nvlink_links = 0;       // max(0, links of every peer entry of every GPU)
+  bool has_nvlink_peers = false;  // some GPU lists a peer entry (whatever its links)
 
   // Recomputes the derived fields; call after changing GPUs or loads.
   void Finalize();

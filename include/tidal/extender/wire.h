@@ -68,8 +68,9 @@ struct FilterResult {
   std::vector<const WireNode*> nodes;        // survivors, when the request had Nodes
   std::vector<std::string_view> node_names;  // survivors, when it had NodeNames
   bool with_nodes = false, with_node_names = false;
-  std::vector<std::pair<std::string_view, std::string>> failed;
-  std::vector<std::pair<std::string_view, std::string>> unresolvable;
+  // Node name and reason; the texts are the caller's, alive until encoded.
+  std::vector<std::pair<std::string_view, std::string_view>> failed;
+  std::vector<std::pair<std::string_view, std::string_view>> unresolvable;
   std::string error;
 };
 void EncodeFilterResult(const FilterResult& r, std::string* out);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "tidal/core/quantity.h"
@@ -47,6 +49,7 @@ class Candidates {
     }
     int columns = 0;
     for (std::uint64_t b = mask; b != 0; b &= b - 1) column_[std::countr_zero(b)] = columns++;
+    distinct_ = static_cast<std::size_t>(columns) == size_;
     for (std::size_t i = 0; i < size_; ++i) {
       Row& r = rows_[i];
       std::fill(r.links, r.links + columns, 0);
@@ -66,6 +69,8 @@ class Candidates {
   }
 
   std::size_t size() const { return size_; }
+  // No GPU index is listed twice: a set of candidates is then its bitmask.
+  bool DistinctIndices() const { return distinct_; }
   const Candidate& operator[](std::size_t i) const { return rows_[i].c; }
   // c[i].gpu->LinksTo(gpu), `gpu` being a candidate's GPU index.
   int Links(std::size_t i, int gpu) const { return rows_[i].links[column_[gpu]]; }
@@ -94,6 +99,7 @@ class Candidates {
   std::vector<Row> heap_;
   Row* rows_ = nullptr;
   std::size_t size_ = 0;
+  bool distinct_ = true;
   int column_[kMaxGpusPerNode];
 };
 
@@ -144,6 +150,106 @@ class CliqueSearch {
   bool* have_ = nullptr;
 };
 
+// The same choice as CliqueSearch for prefer_links (the maximum under Better over
+// every k-set, a strict order on distinct sets), found by branch and bound: the
+// candidates are visited by increasing free memory, and a branch is cut when even
+// its best case (every pair still to add with `max_links`, the tightest candidates
+// left) cannot beat the best set so far. The link count and the clique test of a
+// pair are read from the row of the later candidate in node order, as CliqueSearch
+// adds them, so every set gets the same count whatever the visiting order. Pairs
+// are looked up only on the visited branches: an NVSwitch node visits a few dozen.
+// Requires distinct GPU indices (a set is then its bitmask), k <= c.size() <= 32
+// and max_links >= 0 and >= every link count of the candidates.
+class BoundedCliqueSearch {
+ public:
+  BoundedCliqueSearch(const Candidates& c, int k, Bytes need, bool require, int max_links)
+      : c_(c), m_(static_cast<int>(c.size())), k_(k), require_(require), max_links_(max_links) {
+    // Insertion sort, stable (std::stable_sort may allocate).
+    for (int p = 0; p < m_; ++p) {
+      int q = p;
+      for (; q > 0 && c[order_[q - 1]].free > c[p].free; --q) order_[q] = order_[q - 1];
+      order_[q] = p;
+    }
+    prefix_[0] = 0;
+    for (int s = 0; s < m_; ++s) {
+      slack_[s] = c[order_[s]].free - need;
+      prefix_[s + 1] = prefix_[s] + slack_[s];
+    }
+  }
+
+  void Run(GpuChoice* best, bool* have) {
+    best_ = best;
+    have_ = have;
+    Recurse(0, 0, 0, 0, 0);
+  }
+
+ private:
+  // Pairs added by choosing `r` more GPUs into a set of `depth`.
+  static long PairsToAdd(int depth, int r) {
+    return static_cast<long>(r) * depth + static_cast<long>(r) * (r - 1) / 2;
+  }
+
+  void Recurse(int from, int depth, std::uint64_t bits, long links, Bytes slack) {
+    if (depth == k_) {
+      if (Better(static_cast<int>(links), slack, bits, *best_, *have_)) {
+        best_->gpus = GpuSet(bits);
+        best_->links = static_cast<int>(links);
+        best_->slack = slack;
+        *have_ = true;
+      }
+      return;
+    }
+    const int r = k_ - depth - 1;  // still to choose after this level
+    // Links bound for any choice at this level.
+    const long links_bound = links + PairsToAdd(depth, k_ - depth) * max_links_;
+    for (int s = from; s + (k_ - depth) <= m_; ++s) {
+      // The tightest completion: this candidate and the next r by free memory.
+      const Bytes slack_bound = slack + prefix_[s + 1 + r] - prefix_[s];
+      if (*have_) {
+        // Later s only have more slack.
+        if (links_bound < best_->links) return;
+        if (links_bound == best_->links && slack_bound > best_->slack) return;
+      }
+      const int p = order_[s];
+      long add = 0;
+      bool linked = true;
+      for (int j = 0; j < depth && linked; ++j) {
+        const int q = chosen_[j];
+        const std::size_t later = static_cast<std::size_t>(std::max(p, q));
+        const int earlier = c_[static_cast<std::size_t>(std::min(p, q))].index;
+        // Linked to every GPU chosen so far.
+        linked = !require_ || ((c_.Linked(later) >> earlier) & 1U);
+        add += c_.Links(later, earlier);
+      }
+      if (!linked) continue;
+      const std::uint64_t next_bits = bits | (std::uint64_t{1} << c_[static_cast<std::size_t>(p)].index);
+      if (*have_) {
+        const long bound = links + add + PairsToAdd(depth + 1, r) * max_links_;
+        if (bound < best_->links) continue;
+        // Equal at best: a set's bitmask is at least that of its part chosen so far.
+        if (bound == best_->links &&
+            (slack_bound > best_->slack ||
+             (slack_bound == best_->slack && next_bits >= best_->gpus.bits())))
+          continue;
+      }
+      chosen_[depth] = p;
+      Recurse(s + 1, depth + 1, next_bits, links + add, slack + slack_[s]);
+    }
+  }
+
+  static constexpr int kMax = 32;
+  const Candidates& c_;
+  int m_, k_;
+  bool require_;
+  long max_links_;
+  int order_[kMax];    // candidate positions by increasing free memory (node order on ties)
+  Bytes slack_[kMax];  // by visiting order
+  Bytes prefix_[kMax + 1];
+  int chosen_[kMax];  // candidate positions chosen so far, by depth
+  GpuChoice* best_ = nullptr;
+  bool* have_ = nullptr;
+};
+
 // Greedy for large nodes: seed with each candidate, extend by the GPU that adds
 // the most links (then the tightest fit).
 void Greedy(const Candidates& c, int k, Bytes need, bool require, bool prefer, GpuChoice* best,
@@ -188,37 +294,79 @@ void Greedy(const Candidates& c, int k, Bytes need, bool require, bool prefer, G
   }
 }
 
+// Reasons, deferred (Status::Deferred): formatted only when read.
+void TooFewGpusReason(const Status::Arg* a, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "pod needs {} GPUs, node has {}", a[0].i, a[1].i);
+}
+void NoNvlinkReason(const Status::Arg* a, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "pod requires NVLink across {} GPUs, node has none",
+                 a[0].i);
+}
+void NoCliqueReason(const Status::Arg* a, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "no {} NVLink-connected GPUs with {} free each", a[0].i,
+                 FormatBytes(a[1].i));
+}
+void TooLittleMemoryReason(const Status::Arg* a, std::string* out) {
+  fmt::format_to(std::back_inserter(*out),
+                 "{} of {} GPUs have {} free (largest free {}), pod needs {}", a[0].i, a[1].i,
+                 FormatBytes(a[2].i), FormatBytes(a[3].i), a[4].i);
+}
+
+// The tightest single fit, lowest index on ties.
+bool ChooseOne(const NodeState& node, Bytes need, GpuChoice* out) {
+  int best = -1;
+  Bytes best_free = 0;
+  for (std::size_t i = 0; i < node.gpu_free.size(); ++i) {
+    const Bytes f = node.gpu_free[i];
+    if (f >= need && (best < 0 || f < best_free)) {
+      best = static_cast<int>(i);
+      best_free = f;
+    }
+  }
+  if (best < 0) return false;
+  out->gpus.Add(node.gpus[best].index);
+  out->slack = best_free - need;
+  return true;
+}
+
+// Out of line: its frame holds the candidate table (about 20 KiB), which the
+// single-GPU path should not pay for (stack probes on entry).
+[[gnu::noinline]] bool ChooseMany(const NodeState& node, int count, Bytes need,
+                                  bool require_nvlink, bool prefer_links, int exhaustive_limit,
+                                  bool bounded, GpuChoice* out) {
+  const Candidates c(node, need);
+  if (static_cast<int>(c.size()) < count) return false;
+  bool have = false;
+  if (static_cast<int>(c.size()) <= exhaustive_limit) {
+    if (bounded && prefer_links && c.size() <= 32 && c.DistinctIndices()) {
+      BoundedCliqueSearch(c, count, need, require_nvlink, node.max_nvlink_links).Run(out, &have);
+    } else {
+      // Without prefer_links, Better compares 0 with the kept set's links: the
+      // result depends on the visiting order, which only CliqueSearch keeps.
+      CliqueSearch(c, count, need, require_nvlink, prefer_links).Run(out, &have);
+    }
+  } else {
+    Greedy(c, count, need, require_nvlink, prefer_links, out, &have);
+  }
+  return have;
+}
+
 }  // namespace
 
 bool ChooseGpus(const NodeState& node, int count, Bytes need, bool require_nvlink,
                 bool prefer_links, int exhaustive_limit, GpuChoice* out) {
   *out = GpuChoice{};
   if (count <= 0) return true;
-  if (count == 1) {
-    // Fast path: the tightest single fit, lowest index on ties.
-    int best = -1;
-    Bytes best_free = 0;
-    for (std::size_t i = 0; i < node.gpu_free.size(); ++i) {
-      const Bytes f = node.gpu_free[i];
-      if (f >= need && (best < 0 || f < best_free)) {
-        best = static_cast<int>(i);
-        best_free = f;
-      }
-    }
-    if (best < 0) return false;
-    out->gpus.Add(node.gpus[best].index);
-    out->slack = best_free - need;
-    return true;
-  }
-  const Candidates c(node, need);
-  if (static_cast<int>(c.size()) < count) return false;
-  bool have = false;
-  if (static_cast<int>(c.size()) <= exhaustive_limit) {
-    CliqueSearch(c, count, need, require_nvlink, prefer_links).Run(out, &have);
-  } else {
-    Greedy(c, count, need, require_nvlink, prefer_links, out, &have);
-  }
-  return have;
+  if (count == 1) return ChooseOne(node, need, out);
+  return ChooseMany(node, count, need, require_nvlink, prefer_links, exhaustive_limit, true, out);
+}
+
+bool ChooseGpusExhaustive(const NodeState& node, int count, Bytes need, bool require_nvlink,
+                          bool prefer_links, GpuChoice* out) {
+  *out = GpuChoice{};
+  if (count <= 0) return true;
+  if (count == 1) return ChooseOne(node, need, out);
+  return ChooseMany(node, count, need, require_nvlink, prefer_links, kMaxGpusPerNode, false, out);
 }
 
 Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
@@ -228,21 +376,19 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
   if (!node.metrics_known) {
     // No per-GPU view: only the advertised count is known; the device plugin decides.
     if (node.allocatable_gpus >= 0 && node.allocatable_gpus < k)
-      return Status::Unresolvable(
-          fmt::format("pod needs {} GPUs, node has {}", k, node.allocatable_gpus));
+      return Status::Deferred(Code::kUnresolvable, TooFewGpusReason,
+                              {Status::Int(k), Status::Int(node.allocatable_gpus)});
     return Status::Fits();
   }
   if (static_cast<int>(node.gpus.size()) < k)
-    return Status::Unresolvable(fmt::format("pod needs {} GPUs, node has {}", k, node.gpus.size()));
+    return Status::Deferred(Code::kUnresolvable, TooFewGpusReason,
+                            {Status::Int(k), Status::Int(static_cast<std::int64_t>(node.gpus.size()))});
   const Bytes need = cycle.memory_need_per_gpu;
   // Only an explicit request makes links a hard constraint; auto-detection prefers them.
   const bool require = cycle.nvlink_required && k >= 2;
   if (require) {
-    bool any_link = false;
-    for (const auto& g : node.gpus) any_link = any_link || !g.nvlink_peers.empty();
-    if (!any_link)
-      return Status::Unresolvable(
-          fmt::format("pod requires NVLink across {} GPUs, node has none", k));
+    if (!node.has_nvlink_peers)
+      return Status::Deferred(Code::kUnresolvable, NoNvlinkReason, {Status::Int(k)});
   }
   GpuChoice choice;
   if (!ChooseGpus(node, k, need, require, args_.prefer_nvlink_for_all || cycle.uses_nvlink,
@@ -250,11 +396,10 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
     int fitting = 0;
     for (Bytes f : node.gpu_free) fitting += f >= need ? 1 : 0;
     if (fitting >= k)
-      return Status::Unfit(
-          fmt::format("no {} NVLink-connected GPUs with {} free each", k, FormatBytes(need)));
-    return Status::Unfit(fmt::format("{} of {} GPUs have {} free (largest free {}), pod needs {}",
-                                     fitting, node.gpus.size(), FormatBytes(need),
-                                     FormatBytes(node.max_gpu_free), k));
+      return Status::Deferred(Code::kUnfit, NoCliqueReason, {Status::Int(k), Status::Int(need)});
+    return Status::Deferred(Code::kUnfit, TooLittleMemoryReason,
+                            {Status::Int(fitting), Status::Int(static_cast<std::int64_t>(node.gpus.size())),
+                             Status::Int(need), Status::Int(node.max_gpu_free), Status::Int(k)});
   }
   scratch.gpus = choice.gpus;
   scratch.nvlink_links = choice.links;
@@ -267,9 +412,7 @@ double GpuFit::ScoreOne(const CycleState& cycle, const NodeState& node,
                         const NodeScratch& scratch) const {
   const int k = cycle.pod->gpu_count;
   if (!cycle.uses_nvlink || k < 2 || !scratch.placed) return 100;
-  int max_pair = 0;
-  for (const auto& g : node.gpus)
-    for (const auto& p : g.nvlink_peers) max_pair = std::max(max_pair, p.links);
+  const int max_pair = node.max_nvlink_links;  // precomputed by NodeState::Finalize
   if (max_pair == 0) return 0;
   const double pairs = k * (k - 1) / 2.0;
   return std::min(100.0, 100.0 * scratch.nvlink_links / (pairs * max_pair));

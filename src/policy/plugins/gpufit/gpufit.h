@@ -31,6 +31,10 @@ struct GpuChoice {
 };
 bool ChooseGpus(const NodeState& node, int count, Bytes need, bool require_nvlink,
                 bool prefer_links, int exhaustive_limit, GpuChoice* out);
+// The same without bounds or limit: visits every set of candidates. The reference
+// that ChooseGpus's bounded search is tested against.
+bool ChooseGpusExhaustive(const NodeState& node, int count, Bytes need, bool require_nvlink,
+                          bool prefer_links, GpuChoice* out);
 
 std::unique_ptr<Plugin> NewGpuFit(const YAML::Node& args, const std::string& path,
                                   ConfigErrors& errors);

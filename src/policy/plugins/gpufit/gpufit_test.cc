@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <random>
 #include <gtest/gtest.h>
 
 #include "tidal/policy/topology.h"
@@ -206,6 +207,73 @@ TEST(GpuFit, CliqueChoiceOnRealTopologies) {
     EXPECT_TRUE(PairwiseLinked(node, scratch.gpus));
     EXPECT_EQ(scratch.nvlink_links, tc.want_links);
   }
+}
+
+// ChooseGpus bounds its clique search; it must choose exactly what visiting every
+// set chooses, ties on links and slack included (a sweep of seeded random nodes).
+TEST(GpuFit, BoundedCliqueSearchChoosesAsExhaustive) {
+  struct Shape {
+    const char* name;
+    int gpus;
+    int free_levels;   // distinct used-memory levels: few levels, many slack ties
+    bool nvswitch;     // every pair 12 links, both ways
+    bool odd_entries;  // one-sided, zero, negative, repeated and out-of-range peers
+  };
+  const Shape shapes[] = {
+      {"NVSwitch, free memory all different", 8, 0, true, false},
+      {"NVSwitch, free memory on two levels", 8, 2, true, false},
+      {"NVSwitch, all GPUs idle", 8, 1, true, false},
+      {"mixed links, symmetric", 8, 3, false, false},
+      {"mixed links with odd peer entries", 8, 3, false, true},
+      {"12 GPUs, mixed links with odd peer entries", 12, 4, false, true},
+  };
+  std::mt19937_64 rng(20261203);
+  auto below = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  int compared = 0, fitted = 0;
+  for (const Shape& sh : shapes) {
+    SCOPED_TRACE(sh.name);
+    for (int trial = 0; trial < 150; ++trial) {
+      NodeBuilder b("n");
+      b.Gpus(sh.gpus, 80 * kGi);
+      for (int g = 0; g < sh.gpus; ++g)
+        b.Used(g, sh.free_levels == 0 ? static_cast<Bytes>(rng() % (70 * kGi))
+                                      : below(sh.free_levels) * 16 * kGi);
+      if (sh.nvswitch) b.FullyLinked(12);
+      NodeState node = b.Build();
+      if (!sh.nvswitch) {
+        const int links[] = {1, 1, 2, 4};
+        for (int x = 0; x < sh.gpus; ++x)
+          for (int y = x + 1; y < sh.gpus; ++y)
+            if (below(10) < 6) {
+              node.gpus[x].nvlink_peers.push_back({y, links[below(4)]});
+              node.gpus[y].nvlink_peers.push_back({x, links[below(4)]});
+            }
+        if (sh.odd_entries)
+          for (int e = 0; e < 6; ++e) {
+            const int odd_links[] = {-1, 0, 3, 7};
+            const int peers[] = {below(sh.gpus), below(sh.gpus), -1, 70};
+            node.gpus[below(sh.gpus)].nvlink_peers.push_back({peers[below(4)], odd_links[below(4)]});
+          }
+        node.Finalize();
+      }
+      for (int k = 2; k <= 5; ++k)
+        for (bool require : {false, true}) {
+          const Bytes need = Bytes{below(4)} * 10 * kGi;
+          GpuChoice got, want;
+          const bool got_fit = ChooseGpus(node, k, need, require, true, 24, &got);
+          const bool want_fit = ChooseGpusExhaustive(node, k, need, require, true, &want);
+          ++compared;
+          fitted += want_fit ? 1 : 0;
+          ASSERT_EQ(got_fit, want_fit) << "trial " << trial << " k " << k;
+          EXPECT_EQ(got.gpus.bits(), want.gpus.bits()) << "trial " << trial << " k " << k;
+          EXPECT_EQ(got.links, want.links) << "trial " << trial << " k " << k;
+          EXPECT_EQ(got.slack, want.slack) << "trial " << trial << " k " << k;
+        }
+    }
+  }
+  // The sweep must reach both outcomes to mean anything.
+  EXPECT_GT(fitted, compared / 4);
+  EXPECT_LT(fitted, compared);
 }
 
 }  // namespace

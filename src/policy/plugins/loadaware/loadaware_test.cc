@@ -1,5 +1,9 @@
 #include "policy/plugins/loadaware/loadaware.h"
 
+#include <fmt/format.h>
+#include <cmath>
+#include <limits>
+#include <random>
 #include <gtest/gtest.h>
 
 #include "testing/builders.h"
@@ -140,6 +144,67 @@ TEST(LoadAwareArgs, ValidationNamesEveryBadField) {
     auto plugin = NewLoadAware(YAML::Load(tc.yaml), "plugins.loadaware.args", errors);
     EXPECT_EQ(errors.items(), tc.want);
     EXPECT_EQ(plugin == nullptr, !tc.want.empty());
+  }
+}
+
+// The reject reasons print their numbers exactly as fmt's "{:.Nf}" does, ties
+// (half to even), large values and non-finite ones included: a table of edge
+// values, then a seeded sweep.
+TEST(LoadAware, ReasonNumbersMatchFmt) {
+  const PolicyConfig config = NoMarginConfig();
+  const PodDemand pod = PodBuilder().Gpus(1).NvlinkRequired().Build();
+  const CycleState cycle = Cycle(config, pod);
+  const LoadAware plugin{LoadAwareArgs{}};
+  const NodeState base = NodeBuilder("n").Gpus(1, 24 * kGi).Build();
+  const double inf = std::numeric_limits<double>::infinity();
+  enum Dim { kMemory, kNvlink, kAwait };
+  auto reason = [&](Dim dim, double value) {
+    NodeState node = base;
+    (dim == kMemory ? node.load.gpu_memory : dim == kNvlink ? node.load.nvlink : node.load.await_ms) =
+        value;
+    NodeScratch scratch;
+    return plugin.FilterOne(cycle, node, scratch).reason();
+  };
+  auto want = [&](Dim dim, double value) {
+    const EffectiveThresholds& t = cycle.thresholds;
+    switch (dim) {
+      case kMemory:
+        return fmt::format("GPU memory {:.0f}% over reject threshold {:.0f}%",
+                           std::floor(value * 100 + 0.5),
+                           std::floor(t.gpu_memory.reject * 100 + 0.5));
+      case kNvlink:
+        return fmt::format("NVLink load {:.2f} over reject threshold {:.2f}", value,
+                           t.nvlink.reject);
+      case kAwait:
+        break;
+    }
+    return fmt::format("storage await {:.1f} ms over reject threshold {:.1f} ms", value,
+                       t.await_ms.reject);
+  };
+  struct Edge {
+    Dim dim;
+    double value;
+  };
+  const Edge edges[] = {
+      {kMemory, 0.995},  {kMemory, 0.865},  {kMemory, 1.0},     {kMemory, 12.345},
+      {kMemory, 1e200},  {kMemory, inf},    {kNvlink, 0.625},   {kNvlink, 0.875},
+      {kNvlink, 0.605},  {kNvlink, 0.995},  {kNvlink, 1234.5},  {kNvlink, 1e13},
+      {kNvlink, 1e300},  {kNvlink, inf},    {kAwait, 70.25},    {kAwait, 70.75},
+      {kAwait, 70.05},   {kAwait, 99.95},   {kAwait, 9.99e12},  {kAwait, 1e13},
+      {kAwait, 4.5e15},  {kAwait, 1e300},   {kAwait, inf},      {kAwait, 1e6 + 0.25},
+  };
+  for (const Edge& e : edges) EXPECT_EQ(reason(e.dim, e.value), want(e.dim, e.value)) << e.value;
+  std::mt19937_64 rng(20261203);
+  std::uniform_real_distribution<double> frac(0.85, 1.5), nvl(0.6, 50), await(70, 1e7);
+  for (int i = 0; i < 20000; ++i) {
+    const double m = frac(rng), l = nvl(rng), a = await(rng);
+    // Exact ties too: multiples of 1/8 (two decimals) and 1/4 (one decimal).
+    const double lt = static_cast<double>(5 + rng() % 4000) / 8, at = static_cast<double>(281 + rng() % 4000) / 4;
+    ASSERT_EQ(reason(kMemory, m), want(kMemory, m)) << m;
+    ASSERT_EQ(reason(kNvlink, l), want(kNvlink, l)) << l;
+    ASSERT_EQ(reason(kNvlink, lt), want(kNvlink, lt)) << lt;
+    ASSERT_EQ(reason(kAwait, a), want(kAwait, a)) << a;
+    ASSERT_EQ(reason(kAwait, at), want(kAwait, at)) << at;
   }
 }
 
