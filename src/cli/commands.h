@@ -10,5 +10,6 @@ void AddSimulate(CLI::App& app);
 void AddAgent(CLI::App& app);
 void AddServe(CLI::App& app);
 void AddHealth(CLI::App& app);
+void AddRebalance(CLI::App& app);
 
 }  // namespace tidal::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   tidal::cli::AddAgent(app);
   tidal::cli::AddServe(app);
   tidal::cli::AddHealth(app);
+  tidal::cli::AddRebalance(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
