@@ -175,16 +175,16 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
       ReadString(n["disk"], dp, "name", &base.disk.name, errors);
       ReadDouble(n["disk"], dp, "baseAwaitMs", &base.disk.base_await_ms, errors);
       if (!(base.disk.base_await_ms > 0)) errors.Add(Join(dp, "baseAwaitMs"), "must be > 0");
-      const std::string gp = Join(dp, "degrade");
-      if (IsMap(n["disk"]["degrade"], gp, errors)) {
+      const std::string degp = Join(dp, "degrade");
+      if (IsMap(n["disk"]["degrade"], degp, errors)) {
         const YAML::Node g = n["disk"]["degrade"];
-        CheckKeys(g, gp, {"at", "baseAwaitMs"}, errors);
+        CheckKeys(g, degp, {"at", "baseAwaitMs"}, errors);
         base.disk.degrade_at_ms = 0;
-        ReadDuration(g, gp, "at", &base.disk.degrade_at_ms, errors);
-        ReadDouble(g, gp, "baseAwaitMs", &base.disk.degraded_await_ms, errors);
+        ReadDuration(g, degp, "at", &base.disk.degrade_at_ms, errors);
+        ReadDouble(g, degp, "baseAwaitMs", &base.disk.degraded_await_ms, errors);
         if (!(base.disk.degraded_await_ms > 0))
-          errors.Add(Join(gp, "baseAwaitMs"), "required, must be > 0");
-        if (base.disk.degrade_at_ms < 0) errors.Add(Join(gp, "at"), "must be >= 0");
+          errors.Add(Join(degp, "baseAwaitMs"), "required, must be > 0");
+        if (base.disk.degrade_at_ms < 0) errors.Add(Join(degp, "at"), "must be >= 0");
       }
     }
     // A cluster file names at most kMaxClusterNodes nodes: a typo in `count` must be
