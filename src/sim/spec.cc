@@ -296,10 +296,10 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     ReadDuration(n, path, "startup", &t.startup_ms, errors);
     ReadBool(n, path, "migratable", &t.migratable, errors);
     if (n["checkpoint"]) {
-      TimeMs c = 0;
+      TimeMs c = -1;  // stays -1 when ReadDuration reported a bad value
       ReadDuration(n, path, "checkpoint", &c, errors);
       if (c > 0) t.checkpoint_ms = c;
-      else if (errors.empty()) errors.Add(Join(path, "checkpoint"), "must be a duration > 0");
+      else if (c == 0) errors.Add(Join(path, "checkpoint"), "must be a duration > 0");
     }
     w.classes.push_back(std::move(t));
   }
