@@ -163,8 +163,13 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
   if (!coverage.empty()) plan.skipped.push_back({"cluster", coverage + ": no trigger can hold"});
 
   std::vector<NodeApi> nodes = in.nodes;
-  if (nodes.empty())
-    for (const auto& [name, m] : hist.back()->nodes) nodes.push_back({name, {}, -1, false});
+  if (nodes.empty()) {
+    // Every node seen in the window: one whose series vanished is stale, not gone.
+    std::set<std::string> seen;
+    for (const auto* s : hist)
+      for (const auto& [name, m] : s->nodes) seen.insert(name);
+    for (const auto& name : seen) nodes.push_back({name, {}, -1, false});
+  }
   std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return a.name < b.name; });
 
   const PodDemand neutral;

@@ -287,8 +287,11 @@ TEST(Planner, MoveCarriesItsReasonAndCost) {
   // 2 min since the last checkpoint + 60 s start-up, on one GPU.
   EXPECT_DOUBLE_EQ(m.cost_gpu_s, 180);
   EXPECT_NE(m.reason.find("GPU memory 92% > 82%"), std::string::npos) << m.reason;
-  ASSERT_EQ(plan.triggers.size(), 1u);
-  EXPECT_NE(plan.triggers[0].find("node a"), std::string::npos);
+  // Node a above its threshold, and the imbalance it makes (LSCS 26 %).
+  ASSERT_EQ(plan.triggers.size(), 2u);
+  EXPECT_NE(plan.triggers[0].find("node a: GPU memory 92% > 82%"), std::string::npos);
+  EXPECT_NE(plan.triggers[1].find("cluster: LSCS 25.8% > 15%"), std::string::npos)
+      << plan.triggers[1];
 }
 
 TEST(Planner, ValidateNamesEveryBadSetting) {
