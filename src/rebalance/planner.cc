@@ -114,19 +114,19 @@ struct Candidate {
 
 std::vector<std::string> Validate(const PlannerConfig& c) {
   std::vector<std::string> e;
-  if (c.sustain_ms <= 0) e.push_back("sustain: expected a duration above zero, such as 10m");
+  if (c.sustain_ms <= 0) e.push_back("--sustain: expected a duration above zero, such as 10m");
   if (c.max_sample_age_ms <= 0)
-    e.push_back("max-sample-age: expected a duration above zero, such as 2m");
-  if (c.max_gap_ms <= 0) e.push_back("max-gap: expected a duration above zero, such as 3m");
+    e.push_back("--max-sample-age: expected a duration above zero, such as 2m");
+  if (c.max_gap_ms <= 0) e.push_back("--max-gap: expected a duration above zero, such as 3m");
   if (!(c.lscs_limit > 0 && c.lscs_limit < 1))
-    e.push_back("lscs-limit: expected a fraction between 0 and 1, such as 0.15");
-  if (c.max_moves < 0) e.push_back("max-moves: expected 0 or more");
-  if (c.cooldown_ms < 0) e.push_back("cooldown: expected a duration, such as 30m");
+    e.push_back("--lscs-limit: expected a fraction between 0 and 1, such as 0.15");
+  if (c.max_moves < 0) e.push_back("--max-moves: expected 0 or more");
+  if (c.cooldown_ms < 0) e.push_back("--cooldown: expected a duration, such as 30m");
   if (c.gain_horizon_ms <= 0)
-    e.push_back("gain-horizon: expected a duration above zero, such as 30m");
+    e.push_back("--gain-horizon: expected a duration above zero, such as 30m");
   if (!(c.min_gain_over_cost >= 0) || !std::isfinite(c.min_gain_over_cost))
-    e.push_back("min-gain-over-cost: expected a number of 0 or more, such as 1");
-  if (c.default_startup_ms < 0) e.push_back("default-startup: expected a duration, such as 60s");
+    e.push_back("--min-gain-over-cost: expected a number of 0 or more, such as 1");
+  if (c.default_startup_ms < 0) e.push_back("--default-startup: expected a duration, such as 60s");
   return e;
 }
 

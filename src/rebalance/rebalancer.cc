@@ -62,6 +62,9 @@ Round Rebalancer::RunOnce() {
   PlanInput in;
   in.now_ms = now;
   for (const auto& [t, snap] : history_) in.snapshots.push_back(snap);
+  // The newest reading is taken now, not at the last grid point (up to a step old).
+  MetricsSnapshot latest;
+  if (now != newest && metrics_.Fetch(now, &latest).ok()) in.snapshots.push_back(std::move(latest));
   if (Status s = LoadCluster(&in); !s.ok()) {
     round.status = Status::Error("Kubernetes API " + api_.Describe() + ": " + s.reason());
     return round;

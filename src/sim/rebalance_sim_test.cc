@@ -33,6 +33,16 @@ TEST(Rebalance, DiskDegradeScenario) {
   // Moving resumes from a checkpoint: at most 10 minutes of work lost per move.
   EXPECT_LE(moved.work_lost_s, 600.0 * moved.evictions);
   EXPECT_GT(moved.work_lost_s, 0);
+  // Every move takes a run off node-08, once its disk has been slow for the
+  // sustain window (10 min after it degrades at 1 h), to another node.
+  for (const auto& m : moved.moves) {
+    SCOPED_TRACE(m.pod);
+    EXPECT_EQ(m.from, "node-08");
+    EXPECT_NE(m.to, "node-08");
+    EXPECT_GE(m.t_s, 4200);
+    EXPECT_EQ(m.pod.rfind("ml/long-train-", 0), 0u);
+  }
+  EXPECT_EQ(static_cast<int>(moved.moves.size()), moved.evictions);
   // The runs stuck on the slow disk finish sooner elsewhere.
   EXPECT_LT(moved.makespan_s, plain.makespan_s);
   RunReport r;

@@ -466,6 +466,7 @@ class Simulation {
         }
       moved_at_[m.pod] = now;
       moved_at_[m.owner_key] = now;
+      moves_.push_back({static_cast<double>(now) / 1000.0, m.pod, m.from, m.to});
     }
   }
 
@@ -697,6 +698,7 @@ class Simulation {
     r.evictions = evictions_;
     r.work_lost_s = work_lost_s_;
     r.rebalance = policy_.rebalance;
+    r.moves = moves_;
     r.starts = starts_;
     r.completed = done_;
     for (const Task& t : tasks_) {
@@ -752,6 +754,7 @@ class Simulation {
   double work_lost_s_ = 0;
   std::deque<MetricsSnapshot> history_;      // the rebalancer's metrics history
   std::map<std::string, TimeMs> moved_at_;  // the rebalancer's moves, for its cooldown
+  std::vector<PolicyResult::MoveRecord> moves_;
   std::map<std::string, int> starts_per_node_;
   TimeMs last_arrival_ms_ = 0;
   double nvlink_variance_max_ = 0, max_overcommit_ = 0;

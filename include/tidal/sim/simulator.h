@@ -69,6 +69,11 @@ struct PolicyResult {
   int evictions = 0;        // rebalancing moves (load-aware+rebalance only)
   double work_lost_s = 0;   // progress the moved tasks lost (back to their last checkpoint)
   bool rebalance = false;   // the policy rebalances: the report shows the fields above
+  struct MoveRecord {
+    double t_s = 0;
+    std::string pod, from, to;
+  };
+  std::vector<MoveRecord> moves;  // the rebalancer's evictions, in order
   int starts = 0;
   int completed = 0;
   int pending_at_end = 0;
