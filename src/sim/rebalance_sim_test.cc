@@ -50,6 +50,7 @@ TEST(Rebalance, DiskDegradeScenario) {
   const std::string json = RenderJson(r);
   EXPECT_EQ(json.find("\"evictions\""), json.rfind("\"evictions\""));  // only the rebalancing run
   EXPECT_NE(RenderTable(r).find("evictions (moves)"), std::string::npos);
+  EXPECT_NE(RenderTable(r).find("Rebalancing moves (load-aware+rebalance)"), std::string::npos);
   r.policies = {plain};
   EXPECT_EQ(RenderTable(r).find("evictions"), std::string::npos);
   EXPECT_EQ(RenderJson(r).find("evictions"), std::string::npos);

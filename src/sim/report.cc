@@ -113,6 +113,12 @@ std::string RenderTable(const RunReport& r) {
       out += line + "\n";
     }
   }
+  for (const auto& p : r.policies) {
+    if (!p.rebalance || p.moves.empty()) continue;
+    out += fmt::format("\nRebalancing moves ({})\n", p.name);
+    for (const auto& m : p.moves)
+      out += fmt::format("  t={:>7.0f} s  {}  {} -> {}\n", m.t_s, m.pod, m.from, m.to);
+  }
   return out;
 }
 
