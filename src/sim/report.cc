@@ -117,7 +117,7 @@ std::string RenderTable(const RunReport& r) {
     if (!p.rebalance || p.moves.empty()) continue;
     out += fmt::format("\nRebalancing moves ({})\n", p.name);
     for (const auto& m : p.moves)
-      out += fmt::format("  t={:>7.0f} s  {}  {} -> {}\n", m.t_s, m.pod, m.from, m.to);
+      out += fmt::format("  t={:>7.0f} s  {}  {} -> {}  ({})\n", m.t_s, m.pod, m.from, m.to, m.trigger);
   }
   return out;
 }

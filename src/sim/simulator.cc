@@ -466,7 +466,7 @@ class Simulation {
         }
       moved_at_[m.pod] = now;
       moved_at_[m.owner_key] = now;
-      moves_.push_back({static_cast<double>(now) / 1000.0, m.pod, m.from, m.to});
+      moves_.push_back({static_cast<double>(now) / 1000.0, m.pod, m.from, m.to, m.trigger});
     }
   }
 

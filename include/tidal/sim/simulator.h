@@ -72,6 +72,7 @@ struct PolicyResult {
   struct MoveRecord {
     double t_s = 0;
     std::string pod, from, to;
+    std::string trigger;  // why its node was a source
   };
   std::vector<MoveRecord> moves;  // the rebalancer's evictions, in order
   int starts = 0;
