@@ -21,6 +21,9 @@ Status Rebalancer::LoadCluster(PlanInput* in) {
   for (const auto& item : items) {
     kube::KubeNode n;
     if (Status s = kube::DecodeNode(item, &n); !s.ok()) return s;
+    // Nodes without GPUs run no agent: counted, they would read as stale forever
+    // and keep LSCS unknown.
+    if (n.allocatable_gpus <= 0) continue;
     in->nodes.push_back({n.name, n.labels, n.allocatable_gpus, n.unschedulable});
   }
   if (Status s = ListAll(api_, "/api/v1/pods?fieldSelector=" + kube::UrlEncode("spec.nodeName!="),

@@ -69,6 +69,7 @@ struct Fixture {
     e.token = "secret";
     client = std::make_unique<kube::KubeClient>(e);
     for (const char* n : {"a", "b", "c"}) api.PutNode(testing::TestNode(n, 4));
+    api.PutNode(testing::TestNode("cpu-1", 0));  // no GPUs, no agent, no series
     api.PutPod(MovablePod("train-a", "a", clock.NowMs() - 122 * 60'000));
   }
   int Evictions() const {
@@ -94,6 +95,9 @@ TEST(Rebalancer, DryRunSendsNoEviction) {
   EXPECT_EQ(round.plan.moves[0].from, "a");
   EXPECT_EQ(f.Evictions(), 0);
   EXPECT_NE(FormatRound(round, false).find("dry run"), std::string::npos);
+  // The CPU node is not a GPU node without metrics: LSCS is known.
+  EXPECT_EQ(FormatPlan(round.plan).find("cpu-1"), std::string::npos) << FormatPlan(round.plan);
+  EXPECT_GE(round.plan.lscs, 0);
 }
 
 TEST(Rebalancer, ExecuteEvictsThenCoolsDown) {
