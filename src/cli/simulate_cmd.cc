@@ -225,7 +225,8 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--workload", o->workload, "workload file (YAML) or builtin:seed");
   cmd->add_option(
          "--policies", o->policies,
-         "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, load-aware+rebalance, oracle; with "
+         "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, "
+         "load-aware+rebalance, oracle; with "
          "--experiment fgd-inflation: random, dot-prod, gpu-clustering, gpu-packing, best-fit, "
          "fgd, "
          "load-aware-spread, load-aware-pack (default all)")

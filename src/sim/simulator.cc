@@ -26,19 +26,20 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
   else if (name == "load-aware") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;  // reservations.enabled in the config
-  }
-  else if (name == "load-aware+rebalance") {
+  } else if (name == "load-aware+rebalance") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;
     p.rebalance = true;
   } else if (name == "load-aware-noreserve") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = false;
-  } else if (name == "oracle") p.kind = PolicyKind::kOracle;
+  } else if (name == "oracle")
+    p.kind = PolicyKind::kOracle;
   else
-    throw InputError{"policy \"" + name +
-                     "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve, "
-                     "load-aware+rebalance or oracle)"};
+    throw InputError{
+        "policy \"" + name +
+        "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve, "
+        "load-aware+rebalance or oracle)"};
   return p;
 }
 
@@ -431,7 +432,8 @@ class Simulation {
     in.now_ms = now;
     in.snapshots.assign(history_.begin(), history_.end());
     for (const auto& n : nodes_)
-      in.nodes.push_back({n.spec->name, n.spec->labels, n.spec->gpu_count * n.spec->replicas_per_gpu, false});
+      in.nodes.push_back(
+          {n.spec->name, n.spec->labels, n.spec->gpu_count * n.spec->replicas_per_gpu, false});
     std::vector<int> ids;
     for (const auto& n : nodes_)
       for (int id : n.tasks) {
@@ -439,11 +441,13 @@ class Simulation {
         if (t.cls->gpus <= 0) continue;
         rebalance::PodInfo p;
         p.demand = t.pod;
-        if (t.cls->migratable) p.demand.annotations[std::string(rebalance::kMigratableAnnotation)] = "true";
+        if (t.cls->migratable)
+          p.demand.annotations[std::string(rebalance::kMigratableAnnotation)] = "true";
         if (t.cls->checkpoint_ms)
           p.demand.annotations[std::string(rebalance::kCheckpointIntervalAnnotation)] =
               std::to_string(*t.cls->checkpoint_ms) + "ms";
-        p.demand.annotations[std::string(rebalance::kStartupAnnotation)] = std::to_string(t.cls->startup_ms) + "ms";
+        p.demand.annotations[std::string(rebalance::kStartupAnnotation)] =
+            std::to_string(t.cls->startup_ms) + "ms";
         GpuSet held;  // a time-sliced pod may hold two replicas of one GPU
         for (int g : t.gpus) held.Add(g);
         std::string gpus;
@@ -752,7 +756,7 @@ class Simulation {
   bool cycle_requested_ = false;
   int done_ = 0, oom_kills_ = 0, starts_ = 0, max_pods_per_gpu_ = 0, evictions_ = 0;
   double work_lost_s_ = 0;
-  std::deque<MetricsSnapshot> history_;      // the rebalancer's metrics history
+  std::deque<MetricsSnapshot> history_;     // the rebalancer's metrics history
   std::map<std::string, TimeMs> moved_at_;  // the rebalancer's moves, for its cooldown
   std::vector<PolicyResult::MoveRecord> moves_;
   std::map<std::string, int> starts_per_node_;

@@ -298,8 +298,10 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     if (n["checkpoint"]) {
       TimeMs c = -1;  // stays -1 when ReadDuration reported a bad value
       ReadDuration(n, path, "checkpoint", &c, errors);
-      if (c > 0) t.checkpoint_ms = c;
-      else if (c == 0) errors.Add(Join(path, "checkpoint"), "must be a duration > 0");
+      if (c > 0)
+        t.checkpoint_ms = c;
+      else if (c == 0)
+        errors.Add(Join(path, "checkpoint"), "must be a duration > 0");
     }
     w.classes.push_back(std::move(t));
   }

@@ -66,9 +66,9 @@ struct PolicyResult {
   std::vector<double> jcts_s;   // per completed task: completion − first arrival
   double makespan_s = 0;
   int oom_kills = 0;
-  int evictions = 0;        // rebalancing moves (load-aware+rebalance only)
-  double work_lost_s = 0;   // progress the moved tasks lost (back to their last checkpoint)
-  bool rebalance = false;   // the policy rebalances: the report shows the fields above
+  int evictions = 0;       // rebalancing moves (load-aware+rebalance only)
+  double work_lost_s = 0;  // progress the moved tasks lost (back to their last checkpoint)
+  bool rebalance = false;  // the policy rebalances: the report shows the fields above
   struct MoveRecord {
     double t_s = 0;
     std::string pod, from, to;
