@@ -11,5 +11,6 @@ void AddAgent(CLI::App& app);
 void AddServe(CLI::App& app);
 void AddHealth(CLI::App& app);
 void AddTraces(CLI::App& app);
+void AddRebalance(CLI::App& app);
 
 }  // namespace tidal::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   tidal::cli::AddServe(app);
   tidal::cli::AddHealth(app);
   tidal::cli::AddTraces(app);
+  tidal::cli::AddRebalance(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -299,7 +299,7 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option(
          "--policies", o->policies,
          "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, "
-         "load-aware-forecast, load-aware-learn, load-aware-predict, oracle; with "
+         "load-aware-forecast, load-aware-learn, load-aware-predict, load-aware+rebalance, oracle; with "
          "--experiment fgd-inflation: random, dot-prod, gpu-clustering, gpu-packing, best-fit, "
          "fgd, load-aware-spread, load-aware-pack (default all; the same for --experiment philly)")
       ->each([o](const std::string&) { o->policies_set = true; });

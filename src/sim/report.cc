@@ -69,20 +69,39 @@ std::string RenderTable(const RunReport& r) {
       {"JCT mean (s)", [](const PolicyResult& p) { return Num(Mean(p.jcts_s), 1); }},
       {"JCT p99 (s)", [](const PolicyResult& p) { return Num(Percentile(p.jcts_s, 99), 1); }},
       {"makespan (s)", [](const PolicyResult& p) { return Num(p.makespan_s, 0); }},
-      {"completed", [](const PolicyResult& p) { return fmt::format("{}/{}", p.completed, p.tasks); }},
+      {"completed",
+       [](const PolicyResult& p) { return fmt::format("{}/{}", p.completed, p.tasks); }},
       {"OOM kills", [](const PolicyResult& p) { return std::to_string(p.oom_kills); }},
-      {"migration rate", [](const PolicyResult& p) { return Num(100 * MigrationRate(p.oom_kills, p.starts), 2) + "%"; }},
+      {"migration rate",
+       [](const PolicyResult& p) {
+         return Num(100 * MigrationRate(p.oom_kills + p.evictions, p.starts), 2) + "%";
+       }},
       {"LSCS max", [](const PolicyResult& p) { return Num(100 * p.lscs_max, 1) + "%"; }},
-      {"LSCS settle (s)", [](const PolicyResult& p) { return p.lscs_settle_s < 0 ? std::string("never") : Num(p.lscs_settle_s, 0); }},
+      {"LSCS settle (s)",
+       [](const PolicyResult& p) {
+         return p.lscs_settle_s < 0 ? std::string("never") : Num(p.lscs_settle_s, 0);
+       }},
       {"NVLink variance max", [](const PolicyResult& p) { return Num(p.nvlink_variance_max, 4); }},
-      {"GPU overcommit max", [](const PolicyResult& p) { return Num(100 * p.max_gpu_overcommit, 0) + "%"; }},
-      {"pods per GPU max", [](const PolicyResult& p) { return std::to_string(p.max_pods_per_gpu); }},
+      {"GPU overcommit max",
+       [](const PolicyResult& p) { return Num(100 * p.max_gpu_overcommit, 0) + "%"; }},
+      {"pods per GPU max",
+       [](const PolicyResult& p) { return std::to_string(p.max_pods_per_gpu); }},
       {"tasks per hour", [](const PolicyResult& p) { return Num(p.tasks_per_hour, 1); }},
   };
+  // Rebalancing rows only when a policy rebalances (the other reports stay as they were).
+  std::vector<Row> all = rows;
+  if (std::any_of(r.policies.begin(), r.policies.end(),
+                  [](const PolicyResult& p) { return p.rebalance; })) {
+    all.insert(all.begin() + 8, {"evictions (moves)", [](const PolicyResult& p) {
+                                   return std::to_string(p.evictions);
+                                 }});
+    all.insert(all.begin() + 9, {"work lost moving (s)",
+                                 [](const PolicyResult& p) { return Num(p.work_lost_s, 0); }});
+  }
   std::string header = fmt::format("{:<22}", "");
   for (const auto& p : r.policies) header += fmt::format(" {:>14}", p.name);
   out += header + "\n";
-  for (const auto& row : rows) {
+  for (const auto& row : all) {
     std::string line = fmt::format("{:<22}", row.label);
     for (const auto& p : r.policies) line += fmt::format(" {:>14}", row.cell(p));
     out += line + "\n";
@@ -106,6 +125,13 @@ std::string RenderTable(const RunReport& r) {
       for (const auto& p : r.policies) line += fmt::format(" {:>14}", StartsOn(p, node));
       out += line + "\n";
     }
+  }
+  for (const auto& p : r.policies) {
+    if (!p.rebalance || p.moves.empty()) continue;
+    out += fmt::format("\nRebalancing moves ({})\n", p.name);
+    for (const auto& m : p.moves)
+      out += fmt::format("  t={:>7.0f} s  {}  {} -> {}  ({})\n", m.t_s, m.pod, m.from, m.to,
+                         m.trigger);
   }
   return out;
 }
@@ -132,7 +158,11 @@ std::string RenderJson(const RunReport& r) {
     out += ", \"running_at_end\": " + std::to_string(p.running_at_end);
     out += ", \"starts\": " + std::to_string(p.starts);
     out += ", \"oom_kills\": " + std::to_string(p.oom_kills);
-    out += ", \"migration_rate\": " + Num(MigrationRate(p.oom_kills, p.starts), 6);
+    if (p.rebalance) {
+      out += ", \"evictions\": " + std::to_string(p.evictions);
+      out += ", \"work_lost_s\": " + Num(p.work_lost_s, 3);
+    }
+    out += ", \"migration_rate\": " + Num(MigrationRate(p.oom_kills + p.evictions, p.starts), 6);
     out += ", \"lscs_max\": " + Num(p.lscs_max, 6);
     out += ", \"lscs_settle_s\": " + (p.lscs_settle_s < 0 ? std::string("null") : Num(p.lscs_settle_s, 3));
     out += ", \"nvlink_variance_max\": " + Num(p.nvlink_variance_max, 6);

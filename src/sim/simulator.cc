@@ -14,6 +14,7 @@
 #include "tidal/policy/forecast.h"
 #include "tidal/policy/memory_learner.h"
 #include "tidal/policy/runner.h"
+#include "tidal/rebalance/pods.h"
 #include "tidal/sim/engine.h"
 
 namespace tidal::sim {
@@ -37,6 +38,10 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
     p.reservations = tidal.reservations.enabled;
     if (name != "load-aware-learn") p.tidal.load_forecast.enabled = true;
     if (name != "load-aware-forecast") p.tidal.memory_learning.enabled = true;
+  } else if (name == "load-aware+rebalance") {
+    p.kind = PolicyKind::kLoadAware;
+    p.reservations = tidal.reservations.enabled;
+    p.rebalance = true;
   } else if (name == "load-aware-noreserve") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = false;
@@ -45,7 +50,8 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
   else
     throw InputError{"policy \"" + name +
                      "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve, "
-                     "load-aware-forecast, load-aware-learn, load-aware-predict or oracle)"};
+                     "load-aware-forecast, load-aware-learn, load-aware-predict, load-aware+rebalance "
+                     "or oracle)"};
   return p;
 }
 
@@ -165,6 +171,8 @@ class Simulation {
     Every(0, opt_.tick_ms, [this] { Tick(); });
     Every(opt_.stats_interval_ms, opt_.stats_interval_ms, [this] { Stats(); });
     Every(opt_.retry_interval_ms, opt_.retry_interval_ms, [this] { RequestCycle(); });
+    if (policy_.rebalance)
+      Every(policy_.rebalance_interval_ms, policy_.rebalance_interval_ms, [this] { Rebalance(); });
     engine_.Run(opt_.horizon_ms);
     return Finish();
   }
@@ -350,7 +358,9 @@ class Simulation {
       }
       // M/M/1 below 90 % utilisation, continued linearly with its slope there:
       // a saturated disk's queue keeps growing with demand.
-      const double base = spec.disk.base_await_ms;
+      const double base = spec.disk.degrade_at_ms >= 0 && now >= spec.disk.degrade_at_ms
+                              ? spec.disk.degraded_await_ms
+                              : spec.disk.base_await_ms;
       node.await_ms = rho <= 0.9 ? base / (1 - rho) : base * 10 + (rho - 0.9) * base * 100;
       std::fill(node.nvlink_util.begin(), node.nvlink_util.end(), 0.0);
       std::vector<int> finished;
@@ -437,6 +447,99 @@ class Simulation {
     const TimeMs backoff = std::min<TimeMs>(360'000, 10'000LL << std::min(t.failures, 6));
     ++t.failures;
     engine_.After(backoff, [this, id] { Requeue(id); });
+  }
+
+  // A rebalancing move: the Eviction API deletes the pod and its Job controller
+  // recreates it at once (an eviction is a disruption, not a failure: no
+  // back-off). It resumes from its last checkpoint and pays its start-up again.
+  void Evict(int id) {
+    Task& t = tasks_[id];
+    Release(t);
+    ++evictions_;
+    const double c = t.cls->checkpoint_ms ? static_cast<double>(*t.cls->checkpoint_ms) / 1000 : 0;
+    const double kept = c > 0 ? std::floor(t.progress_s / c) * c : 0;
+    work_lost_s_ += t.progress_s - kept;
+    t.progress_s = kept;
+    t.pending_since_ms = engine_.now();
+    Requeue(id);
+  }
+
+  // One round of the rebalancer on what Prometheus holds (the scraped samples),
+  // with the extender's policy for targets.
+  void Rebalance() {
+    const TimeMs now = engine_.now();
+    MetricsSnapshot snap;
+    snap.fetched_at_ms = now;
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      const NodeSample& smp = scraped_[n];
+      if (!smp.present) continue;
+      const NodeSpec& s = *nodes_[n].spec;
+      NodeMetrics m;
+      for (int g = 0; g < s.gpu_count; ++g) {
+        Gpu gpu;
+        gpu.index = g;
+        gpu.model = s.gpu_model;
+        gpu.memory_total = s.gpu_memory;
+        gpu.memory_used = smp.used[g];
+        gpu.nvlink_utilization = smp.nvlink_util[g];
+        gpu.free_slots = s.replicas_per_gpu - static_cast<int>(nodes_[n].tenants[g].size());
+        for (int h = 0; h < s.gpu_count; ++h)
+          if (s.links[g][h] > 0) gpu.nvlink_peers.push_back({h, s.links[g][h]});
+        m.gpus.push_back(std::move(gpu));
+      }
+      m.storage_await_ms = smp.await_ms;
+      m.nvlink_competition = smp.competition;
+      m.sample_time_ms = smp.at;
+      snap.nodes[s.name] = std::move(m);
+    }
+    history_.push_back(std::move(snap));
+    const auto& cfg = policy_.rebalance_config;
+    while (!history_.empty() && history_.front().fetched_at_ms < now - cfg.sustain_ms)
+      history_.pop_front();
+    rebalance::PlanInput in;
+    in.now_ms = now;
+    in.snapshots.assign(history_.begin(), history_.end());
+    for (const auto& n : nodes_)
+      in.nodes.push_back(
+          {n.spec->name, n.spec->labels, n.spec->gpu_count * n.spec->replicas_per_gpu, false});
+    std::vector<int> ids;
+    for (const auto& n : nodes_)
+      for (int id : n.tasks) {
+        const Task& t = tasks_[id];
+        if (t.cls->gpus <= 0) continue;
+        rebalance::PodInfo p;
+        p.demand = t.pod;
+        if (t.cls->migratable)
+          p.demand.annotations[std::string(rebalance::kMigratableAnnotation)] = "true";
+        if (t.cls->checkpoint_ms)
+          p.demand.annotations[std::string(rebalance::kCheckpointIntervalAnnotation)] =
+              std::to_string(*t.cls->checkpoint_ms) + "ms";
+        p.demand.annotations[std::string(rebalance::kStartupAnnotation)] =
+            std::to_string(t.cls->startup_ms) + "ms";
+        GpuSet held;  // a time-sliced pod may hold two replicas of one GPU
+        for (int g : t.gpus) held.Add(g);
+        std::string gpus;
+        for (int g : held.Indices()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+        p.demand.annotations[std::string(rebalance::kGpusAnnotation)] = gpus;
+        p.node = n.spec->name;
+        p.phase = "Running";
+        p.owner = "Job/" + t.pod.name;
+        p.started_ms = t.started_ms;
+        in.pods.push_back(std::move(p));
+        ids.push_back(id);
+      }
+    in.moved_at_ms = moved_at_;
+    const rebalance::Plan plan = rebalance::MakePlan(*extender_, cfg, in);
+    for (const auto& m : plan.moves) {
+      for (std::size_t k = 0; k < in.pods.size(); ++k)
+        if (in.pods[k].Key() == m.pod) {
+          Evict(ids[k]);
+          break;
+        }
+      moved_at_[m.pod] = now;
+      moved_at_[m.owner_key] = now;
+      moves_.push_back({static_cast<double>(now) / 1000.0, m.pod, m.from, m.to, m.trigger});
+    }
   }
 
   void Stats() {
@@ -676,6 +779,10 @@ class Simulation {
     r.waits_s = waits_;
     r.jcts_s = jcts_;
     r.oom_kills = oom_kills_;
+    r.evictions = evictions_;
+    r.work_lost_s = work_lost_s_;
+    r.rebalance = policy_.rebalance;
+    r.moves = moves_;
     r.starts = starts_;
     r.completed = done_;
     for (const Task& t : tasks_) {
@@ -730,7 +837,11 @@ class Simulation {
   std::unique_ptr<MemoryLearner> learner_;
   Evaluation intree_eval_, ext_eval_;
   bool cycle_requested_ = false;
-  int done_ = 0, oom_kills_ = 0, starts_ = 0, max_pods_per_gpu_ = 0;
+  int done_ = 0, oom_kills_ = 0, starts_ = 0, max_pods_per_gpu_ = 0, evictions_ = 0;
+  double work_lost_s_ = 0;
+  std::deque<MetricsSnapshot> history_;     // the rebalancer's metrics history
+  std::map<std::string, TimeMs> moved_at_;  // the rebalancer's moves, for its cooldown
+  std::vector<PolicyResult::MoveRecord> moves_;
   std::map<std::string, int> starts_per_node_;
   TimeMs last_arrival_ms_ = 0;
   double nvlink_variance_max_ = 0, max_overcommit_ = 0;

@@ -172,10 +172,21 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
     base.links = Topology(n["topology"], base.gpu_count, Join(path, "topology"), errors);
     const std::string dp = Join(path, "disk");
     if (IsMap(n["disk"], dp, errors)) {
-      CheckKeys(n["disk"], dp, {"name", "baseAwaitMs"}, errors);
+      CheckKeys(n["disk"], dp, {"name", "baseAwaitMs", "degrade"}, errors);
       ReadString(n["disk"], dp, "name", &base.disk.name, errors);
       ReadDouble(n["disk"], dp, "baseAwaitMs", &base.disk.base_await_ms, errors);
       if (!(base.disk.base_await_ms > 0)) errors.Add(Join(dp, "baseAwaitMs"), "must be > 0");
+      const std::string degp = Join(dp, "degrade");
+      if (IsMap(n["disk"]["degrade"], degp, errors)) {
+        const YAML::Node g = n["disk"]["degrade"];
+        CheckKeys(g, degp, {"at", "baseAwaitMs"}, errors);
+        base.disk.degrade_at_ms = 0;
+        ReadDuration(g, degp, "at", &base.disk.degrade_at_ms, errors);
+        ReadDouble(g, degp, "baseAwaitMs", &base.disk.degraded_await_ms, errors);
+        if (!(base.disk.degraded_await_ms > 0))
+          errors.Add(Join(degp, "baseAwaitMs"), "required, must be > 0");
+        if (base.disk.degrade_at_ms < 0) errors.Add(Join(degp, "at"), "must be >= 0");
+      }
     }
     // A cluster file names at most kMaxClusterNodes nodes: a typo in `count` must be
     // an error, not gigabytes of node specs (found by fuzz_sim_cluster).
@@ -287,7 +298,8 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     }
     CheckKeys(n, path,
               {"name", "count", "arrival", "gpus", "loadType", "image", "declaredMemory", "memory",
-               "nvlink", "nvlinkRequired", "computeDuty", "io", "duration", "requests", "startup"},
+               "nvlink", "nvlinkRequired", "computeDuty", "io", "duration", "requests", "startup",
+               "migratable", "checkpoint"},
               errors);
     TaskClass t;
     ReadString(n, path, "name", &t.name, errors);
@@ -361,6 +373,15 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
       ReadBytes(n["requests"], rp, "memory", &t.memory_request, errors);
     }
     ReadDuration(n, path, "startup", &t.startup_ms, errors);
+    ReadBool(n, path, "migratable", &t.migratable, errors);
+    if (n["checkpoint"]) {
+      TimeMs c = -1;  // stays -1 when ReadDuration reported a bad value
+      ReadDuration(n, path, "checkpoint", &c, errors);
+      if (c > 0)
+        t.checkpoint_ms = c;
+      else if (c == 0)
+        errors.Add(Join(path, "checkpoint"), "must be a duration > 0");
+    }
     w.classes.push_back(std::move(t));
   }
   if (!errors.empty()) throw InputError{origin + ":\n" + errors.Joined()};

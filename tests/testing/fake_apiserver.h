@@ -49,6 +49,20 @@ class FakeApiServer {
         List(kind, q, r);
       }
     });
+    // PodDisruptionBudgets: one unpaged list (the rebalancer reads them).
+    server_.Get("/apis/policy/v1/poddisruptionbudgets", [this](const httplib::Request& q,
+                                                               httplib::Response& r) {
+      if (!Admit(q, r)) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& [key, obj] : pdbs_) items.push_back(obj);
+      r.set_content(nlohmann::json{{"kind", "PodDisruptionBudgetList"},
+                                   {"apiVersion", "policy/v1"},
+                                   {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
+                                   {"items", items}}
+                        .dump(),
+                    "application/json");
+    });
     server_.Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
                 [this](const httplib::Request& q, httplib::Response& r) {
                   if (!Admit(q, r)) return;
@@ -93,6 +107,11 @@ class FakeApiServer {
   // State changes, each a watch event with the next resourceVersion.
   void PutNode(nlohmann::json node) { Put("nodes", std::move(node)); }
   void PutPod(nlohmann::json pod) { Put("pods", std::move(pod)); }
+  void PutPdb(nlohmann::json pdb) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto& m = pdb["metadata"];
+    pdbs_[m.value("namespace", "default") + "/" + m["name"].get<std::string>()] = pdb;
+  }
   void DeletePod(const std::string& ns, const std::string& name) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pods_.find(ns + "/" + name);
@@ -410,7 +429,7 @@ class FakeApiServer {
   std::condition_variable cv_;
   bool closing_ = false;
   std::uint64_t rv_ = 100, compacted_rv_ = 0, drop_generation_ = 0;
-  std::map<std::string, nlohmann::json> nodes_, pods_;
+  std::map<std::string, nlohmann::json> nodes_, pods_, pdbs_;
   std::deque<Event> events_;
   std::vector<Recorded> requests_;
   std::map<std::string, int> watches_, lists_;

@@ -8,6 +8,7 @@
 
 #include "tidal/metrics/reservations.h"
 #include "tidal/policy/config.h"
+#include "tidal/rebalance/planner.h"
 #include "tidal/sim/spec.h"
 
 namespace tidal::sim {
@@ -25,9 +26,15 @@ struct PolicySpec {
   PolicyConfig tidal;             // the extender's policy config
   bool reservations = true;       // in-flight reservations (DESIGN §6)
   int extender_weight = 5;        // as in deploy/scheduler's KubeSchedulerConfiguration
+  // load-aware+rebalance: `tidal rebalance --loop --execute` beside the extender,
+  // planning on what Prometheus has every interval (docs/rebalance.md).
+  bool rebalance = false;
+  rebalance::PlannerConfig rebalance_config;
+  TimeMs rebalance_interval_ms = 60'000;
 };
 
-// Parses a policy name: k8s-default, best-fit, load-aware, oracle.
+// Parses a policy name: k8s-default, best-fit, load-aware, load-aware-noreserve,
+// load-aware+rebalance, oracle.
 PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal);
 
 struct SimOptions {
@@ -59,6 +66,15 @@ struct PolicyResult {
   std::vector<double> jcts_s;   // per completed task: completion − first arrival
   double makespan_s = 0;
   int oom_kills = 0;
+  int evictions = 0;       // rebalancing moves (load-aware+rebalance only)
+  double work_lost_s = 0;  // progress the moved tasks lost (back to their last checkpoint)
+  bool rebalance = false;  // the policy rebalances: the report shows the fields above
+  struct MoveRecord {
+    double t_s = 0;
+    std::string pod, from, to;
+    std::string trigger;  // why its node was a source
+  };
+  std::vector<MoveRecord> moves;  // the rebalancer's evictions, in order
   int starts = 0;
   int completed = 0;
   int pending_at_end = 0;

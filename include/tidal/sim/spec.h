@@ -14,6 +14,10 @@ namespace tidal::sim {
 struct DiskSpec {
   std::string name = "nvme0n1";
   double base_await_ms = 2.0;  // service time of an idle disk
+  // A disk that degrades (a failing drive, a noisy neighbour on shared storage):
+  // from `degrade_at_ms` on, its idle service time is `degraded_await_ms`. -1: never.
+  TimeMs degrade_at_ms = -1;
+  double degraded_await_ms = 0;
 };
 
 struct NodeSpec {
@@ -70,6 +74,10 @@ struct TaskClass {
   std::int64_t cpu_milli = 4'000;
   Bytes memory_request = Bytes{16} << 30;
   TimeMs startup_ms = 30'000;  // image pull and container start
+  // Rebalancing (docs/rebalance.md): tidal.io/migratable and the checkpoint
+  // interval (of work done); a moved task resumes from its last checkpoint.
+  bool migratable = false;
+  std::optional<TimeMs> checkpoint_ms;
 };
 
 // A real GPU-memory time series, as a share of its own peak (0..1) every

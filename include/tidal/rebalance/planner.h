@@ -1,0 +1,88 @@
+#pragma once
+// The rebalancing planner (docs/rebalance.md): from metrics snapshots over time,
+// the bound pods and the disruption budgets, which pods to move and why. Pure
+// and deterministic: the time is an input, nothing is read or sent here.
+//
+// A move happens only when (1) a node has stayed above a reject threshold, or
+// the cluster's LSCS above its limit, for the whole sustain window with fresh
+// samples (one noisy sample, a gap or a stale reading moves nothing); (2) the pod
+// is marked movable, has a controller to recreate it, was not moved or started
+// within the cooldown and no disruption budget forbids it; (3) the same policy
+// the extender runs finds a target with fresh metrics; and (4) the expected gain
+// beats the restart's cost.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tidal/core/clock.h"
+#include "tidal/core/types.h"
+#include "tidal/metrics/snapshot.h"
+#include "tidal/policy/runner.h"
+#include "tidal/rebalance/pods.h"
+
+namespace tidal::rebalance {
+
+struct PlannerConfig {
+  TimeMs sustain_ms = 600'000;         // a trigger must hold this long
+  TimeMs max_sample_age_ms = 120'000;  // a node's sample older than this at a snapshot: stale
+  TimeMs max_gap_ms = 180'000;         // a hole this long in the history breaks "stayed above"
+  double lscs_limit = 0.15;            // DESIGN §8
+  int max_moves = 2;                   // per plan (the eviction rate limit)
+  TimeMs cooldown_ms = 1'800'000;  // a pod (or its controller) moved or started this recently stays
+  TimeMs gain_horizon_ms = 1'800'000;  // how long a move's relief is counted
+  double min_gain_over_cost = 1.0;     // move only when gain ≥ this × cost
+  TimeMs default_startup_ms = 60'000;  // without tidal.io/startup-seconds
+};
+
+// Validates; every problem, with its flag or field name.
+std::vector<std::string> Validate(const PlannerConfig& config);
+
+// What the API server says about a node (the metrics come from the snapshots).
+struct NodeApi {
+  std::string name;
+  Labels labels;
+  int allocatable_gpus = -1;
+  bool unschedulable = false;
+};
+
+struct PlanInput {
+  TimeMs now_ms = 0;
+  std::vector<MetricsSnapshot> snapshots;  // any order; only those within the sustain window count
+  std::vector<NodeApi> nodes;              // empty: the nodes of the newest snapshot
+  std::vector<PodInfo> pods;
+  std::vector<DisruptionBudget> budgets;
+  // Moves made earlier (by pod key and by controller "ns/Kind/name"), for the cooldown.
+  std::map<std::string, TimeMs> moved_at_ms;
+};
+
+struct Move {
+  std::string pod;        // ns/name
+  std::string owner_key;  // ns/Kind/name, or the pod key
+  std::string from, to;
+  std::string trigger;  // why its node was a source
+  double gain_gpu_s = 0;
+  double cost_gpu_s = 0;
+  double target_score = 0;
+  std::string reason;  // one line for people
+};
+
+struct Skip {
+  std::string subject;  // "node a10-3" or "pod ml/train-1"
+  std::string reason;
+};
+
+struct Plan {
+  TimeMs at_ms = 0;
+  bool metrics_ok = false;            // false: no move at all (the reason is in skipped)
+  double lscs = -1;                   // newest snapshot's, -1: unknown (a node stale)
+  std::vector<std::string> triggers;  // "node X: GPU memory 91% > 82% for 10m", "cluster: LSCS ..."
+  std::vector<Move> moves;
+  std::vector<Skip> skipped;
+};
+
+Plan MakePlan(const Runner& policy, const PlannerConfig& config, const PlanInput& input);
+
+// Human text: triggers, moves with gain and cost, skips.
+std::string FormatPlan(const Plan& plan);
+
+}  // namespace tidal::rebalance

@@ -1,0 +1,430 @@
+#include "tidal/rebalance/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
+
+#include "tidal/metrics/golden.h"
+#include "tidal/policy/cycle.h"
+
+namespace tidal::rebalance {
+namespace {
+
+std::string Dur(TimeMs ms) {
+  if (ms < 0) ms = 0;
+  if (ms % 3'600'000 == 0 && ms > 0) return fmt::format("{}h", ms / 3'600'000);
+  if (ms % 60'000 == 0 && ms > 0) return fmt::format("{}m", ms / 60'000);
+  if (ms >= 120'000) return fmt::format("{}m", (ms + 30'000) / 60'000);
+  return fmt::format("{}s", (ms + 500) / 1000);
+}
+
+int Pct(double f) { return static_cast<int>(std::lround(f * 100)); }
+
+// The node as the policy sees it: the API's labels and GPU count, the sample's loads.
+NodeState MakeState(const NodeApi& api, const NodeMetrics& m) {
+  NodeState s;
+  s.name = api.name;
+  s.labels = api.labels;
+  s.allocatable_gpus = api.allocatable_gpus;
+  s.gpus = m.gpus;
+  s.storage_await_ms = m.storage_await_ms;
+  s.nvlink_competition = m.nvlink_competition;
+  s.sample_time_ms = m.sample_time_ms;
+  s.metrics_known = true;
+  s.Finalize();
+  return s;
+}
+
+// Empty: the node's reading at this snapshot can be used; otherwise why not.
+std::string Staleness(const MetricsSnapshot& snap, const std::string& node, TimeMs max_age_ms,
+                      const NodeMetrics** out) {
+  const auto it = snap.nodes.find(node);
+  if (it == snap.nodes.end()) return "no series";
+  const NodeMetrics& m = it->second;
+  if (!m.usable)
+    return "unusable reading" + (m.problems.empty() ? std::string() : ": " + m.problems.front());
+  if (m.sample_time_ms <= 0) return "no sample time";
+  const TimeMs age = snap.fetched_at_ms - m.sample_time_ms;
+  if (age > max_age_ms) return fmt::format("sample {} old (limit {})", Dur(age), Dur(max_age_ms));
+  *out = &m;
+  return {};
+}
+
+// The dimension over its reject threshold, worded for people; empty: none.
+std::string OverReject(const NodeState& s, const EffectiveThresholds& t) {
+  if (s.load.gpu_memory > t.gpu_memory.reject)
+    return fmt::format("GPU memory {}% > {}%", Pct(s.load.gpu_memory), Pct(t.gpu_memory.reject));
+  if (s.load.await_ms > t.await_ms.reject)
+    return fmt::format("storage await {:.1f} ms > {:.1f} ms", s.load.await_ms, t.await_ms.reject);
+  if (s.load.nvlink > t.nvlink.reject)
+    return fmt::format("NVLink {}% > {}%", Pct(s.load.nvlink), Pct(t.nvlink.reject));
+  return {};
+}
+
+double NodeMemory(const NodeState& s) { return s.load.gpu_memory; }
+
+double LscsOf(const std::map<std::string, NodeState>& states) {
+  std::vector<double> u;
+  for (const auto& [name, s] : states) u.push_back(NodeMemory(s));
+  return Lscs(u);
+}
+
+// Moves `need` bytes per GPU off `from` (its GPUs, or the fullest) and onto `to`'s `gpus`.
+void ApplyMove(NodeState* from, const GpuSet& from_gpus, int count, NodeState* to,
+               const GpuSet& to_gpus, Bytes need) {
+  std::vector<int> src = from_gpus.Indices();
+  if (src.empty()) {
+    std::vector<int> order(from->gpus.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return from->gpus[a].memory_used > from->gpus[b].memory_used;
+    });
+    order.resize(std::min<std::size_t>(order.size(), static_cast<std::size_t>(count)));
+    src = order;
+  }
+  for (int pos : src) {
+    if (pos < 0 || pos >= static_cast<int>(from->gpus.size())) continue;
+    Gpu& g = from->gpus[pos];
+    g.memory_used = std::max<Bytes>(0, g.memory_used - need);
+    if (g.free_slots >= 0) ++g.free_slots;
+  }
+  for (int pos : to_gpus.Indices()) {
+    if (pos >= static_cast<int>(to->gpus.size())) continue;
+    Gpu& g = to->gpus[pos];
+    g.memory_used += need;
+    if (g.free_slots > 0) --g.free_slots;
+  }
+  from->Finalize();
+  to->Finalize();
+}
+
+struct Candidate {
+  const PodInfo* pod = nullptr;
+  MoveTraits traits;
+  std::string to;
+  GpuSet to_gpus;
+  Bytes need = 0;
+  double score = 0, gain = 0, cost = 0, lscs_after = -1;
+};
+
+}  // namespace
+
+std::vector<std::string> Validate(const PlannerConfig& c) {
+  std::vector<std::string> e;
+  if (c.sustain_ms <= 0) e.push_back("--sustain: expected a duration above zero, such as 10m");
+  if (c.max_sample_age_ms <= 0)
+    e.push_back("--max-sample-age: expected a duration above zero, such as 2m");
+  if (c.max_gap_ms <= 0) e.push_back("--max-gap: expected a duration above zero, such as 3m");
+  if (!(c.lscs_limit > 0 && c.lscs_limit < 1))
+    e.push_back("--lscs-limit: expected a fraction between 0 and 1, such as 0.15");
+  if (c.max_moves < 0) e.push_back("--max-moves: expected 0 or more");
+  if (c.cooldown_ms < 0) e.push_back("--cooldown: expected a duration, such as 30m");
+  if (c.gain_horizon_ms <= 0)
+    e.push_back("--gain-horizon: expected a duration above zero, such as 30m");
+  if (!(c.min_gain_over_cost >= 0) || !std::isfinite(c.min_gain_over_cost))
+    e.push_back("--min-gain-over-cost: expected a number of 0 or more, such as 1");
+  if (c.default_startup_ms < 0) e.push_back("--default-startup: expected a duration, such as 60s");
+  return e;
+}
+
+Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& in) {
+  Plan plan;
+  plan.at_ms = in.now_ms;
+  // The history inside the sustain window, oldest first.
+  std::vector<const MetricsSnapshot*> hist;
+  for (const auto& s : in.snapshots)
+    if (s.fetched_at_ms <= in.now_ms && s.fetched_at_ms >= in.now_ms - cfg.sustain_ms)
+      hist.push_back(&s);
+  std::stable_sort(hist.begin(), hist.end(),
+                   [](auto* a, auto* b) { return a->fetched_at_ms < b->fetched_at_ms; });
+  if (hist.empty() || in.now_ms - hist.back()->fetched_at_ms > cfg.max_sample_age_ms) {
+    plan.skipped.push_back(
+        {"cluster", hist.empty() ? "no metrics snapshot: nothing is moved"
+                                 : fmt::format("newest snapshot is {} old "
+                                               "(limit {}): nothing is moved",
+                                               Dur(in.now_ms - hist.back()->fetched_at_ms),
+                                               Dur(cfg.max_sample_age_ms))});
+    return plan;
+  }
+  plan.metrics_ok = true;
+  // A trigger needs history that covers the window without holes.
+  std::string coverage;
+  if (hist.front()->fetched_at_ms > in.now_ms - cfg.sustain_ms + cfg.max_gap_ms)
+    coverage = fmt::format("metrics history covers {} of the {} sustain window",
+                           Dur(in.now_ms - hist.front()->fetched_at_ms), Dur(cfg.sustain_ms));
+  for (std::size_t i = 1; i < hist.size() && coverage.empty(); ++i)
+    if (hist[i]->fetched_at_ms - hist[i - 1]->fetched_at_ms > cfg.max_gap_ms)
+      coverage = fmt::format("metrics history has a {} gap (limit {})",
+                             Dur(hist[i]->fetched_at_ms - hist[i - 1]->fetched_at_ms),
+                             Dur(cfg.max_gap_ms));
+  if (!coverage.empty()) plan.skipped.push_back({"cluster", coverage + ": no trigger can hold"});
+
+  std::vector<NodeApi> nodes = in.nodes;
+  if (nodes.empty()) {
+    // Every node seen in the window: one whose series vanished is stale, not gone.
+    std::set<std::string> seen;
+    for (const auto* s : hist)
+      for (const auto& [name, m] : s->nodes) seen.insert(name);
+    for (const auto& name : seen) nodes.push_back({name, {}, -1, false});
+  }
+  std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return a.name < b.name; });
+
+  const PodDemand neutral;
+  const EffectiveThresholds thr = ResolveThresholds(policy.config(), neutral);
+
+  // Now: fresh nodes only; a stale one is neither a source nor a target.
+  std::map<std::string, NodeState> now;
+  std::set<std::string> cordoned;
+  for (const auto& api : nodes) {
+    const NodeMetrics* m = nullptr;
+    const std::string why = Staleness(*hist.back(), api.name, cfg.max_sample_age_ms, &m);
+    if (!why.empty()) {
+      plan.skipped.push_back({"node " + api.name, "metrics stale or missing (" + why +
+                                                      "): not moved from, not moved to"});
+      continue;
+    }
+    now.emplace(api.name, MakeState(api, *m));
+    if (api.unschedulable) cordoned.insert(api.name);
+  }
+  const bool all_fresh = now.size() == nodes.size() && !nodes.empty();
+  if (all_fresh) plan.lscs = LscsOf(now);
+
+  // Sustained triggers: every snapshot in the window agrees, with fresh samples.
+  std::map<std::string, std::string> hot;  // node → trigger
+  bool lscs_high = false;
+  if (coverage.empty()) {
+    for (const auto& api : nodes) {
+      if (!now.count(api.name)) continue;
+      std::string first;
+      bool all = true;
+      for (const auto* s : hist) {
+        const NodeMetrics* m = nullptr;
+        if (!Staleness(*s, api.name, cfg.max_sample_age_ms, &m).empty()) {
+          all = false;
+          break;
+        }
+        const std::string over = OverReject(MakeState(api, *m), thr);
+        if (over.empty()) {
+          all = false;
+          break;
+        }
+        if (first.empty()) first = over;
+      }
+      if (all) {
+        hot[api.name] =
+            fmt::format("{} (now {}), above for {} ({} samples)", first,
+                        OverReject(now.at(api.name), thr), Dur(cfg.sustain_ms), hist.size());
+        plan.triggers.push_back("node " + api.name + ": " + hot[api.name]);
+      }
+    }
+    // LSCS over every node; one stale node makes a snapshot's LSCS unknown.
+    double lowest = 1;
+    lscs_high = all_fresh;
+    for (const auto* s : hist) {
+      if (!lscs_high) break;
+      std::vector<double> u;
+      for (const auto& api : nodes) {
+        const NodeMetrics* m = nullptr;
+        if (!Staleness(*s, api.name, cfg.max_sample_age_ms, &m).empty()) {
+          lscs_high = false;
+          break;
+        }
+        u.push_back(MakeState(api, *m).load.gpu_memory);
+      }
+      const double l = lscs_high ? Lscs(u) : 0;
+      if (l <= cfg.lscs_limit) lscs_high = false;
+      lowest = std::min(lowest, l);
+    }
+    if (lscs_high)
+      plan.triggers.push_back(fmt::format("cluster: LSCS {:.1f}% > {:.0f}% for {} (lowest {:.1f}%)",
+                                          plan.lscs * 100, cfg.lscs_limit * 100,
+                                          Dur(cfg.sustain_ms), lowest * 100));
+    else if (!all_fresh)
+      plan.skipped.push_back({"cluster", "LSCS unknown: a node's metrics are stale or missing"});
+  }
+
+  // Sources: hot nodes, fullest first; then, for LSCS, nodes above the mean.
+  std::vector<std::pair<std::string, std::string>> sources;
+  for (const auto& [name, why] : hot) sources.push_back({name, why});
+  auto fuller = [&](auto& a, auto& b) {
+    const double ua = NodeMemory(now.at(a.first)), ub = NodeMemory(now.at(b.first));
+    return ua != ub ? ua > ub : a.first < b.first;
+  };
+  std::stable_sort(sources.begin(), sources.end(), fuller);
+  if (lscs_high) {
+    double mean = 0;
+    for (const auto& [name, s] : now) mean += NodeMemory(s);
+    mean /= static_cast<double>(now.size());
+    std::vector<std::pair<std::string, std::string>> above;
+    for (const auto& [name, s] : now)
+      if (!hot.count(name) && NodeMemory(s) > mean)
+        above.push_back({name, fmt::format("LSCS {:.1f}% > {:.0f}%; GPU memory {}% above the "
+                                           "mean {}%",
+                                           plan.lscs * 100, cfg.lscs_limit * 100,
+                                           Pct(NodeMemory(s)), Pct(mean))});
+    std::stable_sort(above.begin(), above.end(), fuller);
+    sources.insert(sources.end(), above.begin(), above.end());
+  }
+  if (sources.empty()) return plan;
+
+  std::map<std::string, int> budget_left;
+  for (const auto& b : in.budgets) budget_left[b.Key()] = b.disruptions_allowed;
+  std::set<std::string> moved_owners;
+  Evaluation eval;
+  for (const auto& [src, trigger] : sources) {
+    if (static_cast<int>(plan.moves.size()) >= cfg.max_moves) {
+      plan.skipped.push_back(
+          {"node " + src, fmt::format("the plan already has {} moves (max-moves)", cfg.max_moves)});
+      continue;
+    }
+    std::vector<const PodInfo*> here;
+    for (const auto& p : in.pods)
+      if (p.node == src && !p.deleting && p.phase != "Succeeded" && p.phase != "Failed" &&
+          p.demand.gpu_count > 0)
+        here.push_back(&p);
+    std::stable_sort(here.begin(), here.end(),
+                     [](auto* a, auto* b) { return a->Key() < b->Key(); });
+    std::optional<Candidate> best;
+    const double lscs_before = LscsOf(now);
+    for (const PodInfo* p : here) {
+      const std::string subject = "pod " + p->Key();
+      Candidate c;
+      c.pod = p;
+      if (Status s = ParseMoveTraits(p->demand.annotations, cfg.default_startup_ms, &c.traits);
+          !s.ok()) {
+        plan.skipped.push_back({subject, s.reason()});
+        continue;
+      }
+      if (!c.traits.migratable) {
+        plan.skipped.push_back(
+            {subject, "not movable (annotation tidal.io/migratable is not \"true\")"});
+        continue;
+      }
+      if (p->owner.empty()) {
+        plan.skipped.push_back({subject, "no controller would recreate it"});
+        continue;
+      }
+      const std::string owner_key = p->demand.namespace_name + "/" + p->owner;
+      std::string cool;
+      for (const std::string& key : {p->Key(), owner_key}) {
+        const auto it = in.moved_at_ms.find(key);
+        if (it != in.moved_at_ms.end() && in.now_ms - it->second < cfg.cooldown_ms)
+          cool = fmt::format("moved {} ago (cooldown {})", Dur(in.now_ms - it->second),
+                             Dur(cfg.cooldown_ms));
+      }
+      if (cool.empty() && moved_owners.count(owner_key))
+        cool = "its controller has a move in this plan";
+      if (cool.empty() && p->started_ms < 0)
+        cool = "start time unknown: the work lost cannot be told";
+      if (cool.empty() && in.now_ms - p->started_ms < cfg.cooldown_ms)
+        cool = fmt::format("started {} ago (cooldown {})", Dur(in.now_ms - p->started_ms),
+                           Dur(cfg.cooldown_ms));
+      if (!cool.empty()) {
+        plan.skipped.push_back({subject, cool});
+        continue;
+      }
+      std::string blocked;
+      for (const auto& b : in.budgets)
+        if (b.Covers(p->demand) && budget_left[b.Key()] <= 0) {
+          blocked = "PodDisruptionBudget " + b.Key() + " allows no disruption now";
+          break;
+        }
+      if (!blocked.empty()) {
+        plan.skipped.push_back({subject, blocked});
+        continue;
+      }
+      // Targets: every other fresh, schedulable node, judged by the extender's policy.
+      std::vector<const NodeState*> targets;
+      for (const auto& [name, s] : now)
+        if (name != src && !cordoned.count(name)) targets.push_back(&s);
+      if (targets.empty()) {
+        plan.skipped.push_back({subject, "no other node with fresh metrics"});
+        continue;
+      }
+      policy.Evaluate(p->demand, targets, RunOptions{false, false}, &eval);
+      if (!eval.pod_status.ok() || eval.best < 0) {
+        std::string why = eval.pod_status.ok() ? std::string() : eval.pod_status.reason();
+        if (why.empty() && !eval.nodes.empty()) why = eval.nodes.front().status.reason();
+        plan.skipped.push_back({subject, "no node fits it" + (why.empty() ? "" : ": " + why)});
+        continue;
+      }
+      const NodeResult& t = eval.nodes[static_cast<std::size_t>(eval.best)];
+      c.to = t.node->name;
+      c.score = t.score;
+      c.need = eval.cycle.memory_need_per_gpu;
+      if (t.placed) {
+        c.to_gpus = t.gpus;
+      } else {
+        for (int g = 0; g < p->demand.gpu_count && g < static_cast<int>(t.node->gpus.size()); ++g)
+          c.to_gpus.Add(g);
+      }
+      const double gpus = p->demand.gpu_count;
+      const TimeMs lost = WorkLostMs(in.now_ms - p->started_ms, c.traits.checkpoint_interval_ms);
+      c.cost = gpus * static_cast<double>(lost + c.traits.startup_ms) / 1000.0;
+      // Relief: on a hot node the pod is at risk (OOM, slowdown) and would be
+      // healthy in proportion to the target's score; for LSCS, the share of the
+      // imbalance the move removes counts too.
+      double relief = c.score / 100.0;
+      if (!hot.count(src)) {
+        std::map<std::string, NodeState> after = now;
+        ApplyMove(&after.at(src), c.traits.gpus, p->demand.gpu_count, &after.at(c.to), c.to_gpus,
+                  c.need);
+        c.lscs_after = LscsOf(after);
+        relief *= lscs_before > 0 ? std::max(0.0, (lscs_before - c.lscs_after) / lscs_before) : 0;
+      }
+      c.gain = gpus * static_cast<double>(cfg.gain_horizon_ms) / 1000.0 * relief;
+      if (c.gain < cfg.min_gain_over_cost * c.cost || c.gain <= 0) {
+        plan.skipped.push_back(
+            {subject, fmt::format("gain {:.0f} GPU·s does not beat {:.1f} × cost {:.0f} GPU·s "
+                                  "(lost work {}, start-up {}) moving to {}",
+                                  c.gain, cfg.min_gain_over_cost, c.cost, Dur(lost),
+                                  Dur(c.traits.startup_ms), c.to)});
+        continue;
+      }
+      if (!best || c.gain - c.cost > best->gain - best->cost) best = c;
+    }
+    if (!best) {
+      plan.skipped.push_back({"node " + src, "no pod on it can be moved with a gain"});
+      continue;
+    }
+    const PodInfo& p = *best->pod;
+    Move m;
+    m.pod = p.Key();
+    m.owner_key = p.demand.namespace_name + "/" + p.owner;
+    m.from = src;
+    m.to = best->to;
+    m.trigger = trigger;
+    m.gain_gpu_s = best->gain;
+    m.cost_gpu_s = best->cost;
+    m.target_score = best->score;
+    m.reason = fmt::format("{}; to {} (score {:.0f}); gain {:.0f} GPU·s > cost {:.0f} GPU·s",
+                           trigger, m.to, m.target_score, m.gain_gpu_s, m.cost_gpu_s);
+    if (best->lscs_after >= 0)
+      m.reason +=
+          fmt::format("; LSCS {:.1f}% → {:.1f}%", lscs_before * 100, best->lscs_after * 100);
+    for (const auto& b : in.budgets)
+      if (b.Covers(p.demand)) --budget_left[b.Key()];
+    moved_owners.insert(m.owner_key);
+    ApplyMove(&now.at(src), best->traits.gpus, p.demand.gpu_count, &now.at(m.to), best->to_gpus,
+              best->need);
+    plan.moves.push_back(std::move(m));
+  }
+  return plan;
+}
+
+std::string FormatPlan(const Plan& plan) {
+  std::string out;
+  out += fmt::format("rebalance plan: {} move(s)", plan.moves.size());
+  if (plan.lscs >= 0) out += fmt::format(", LSCS {:.1f}%", plan.lscs * 100);
+  out += plan.metrics_ok ? "\n" : " (metrics not usable)\n";
+  for (const auto& t : plan.triggers) out += "  trigger  " + t + "\n";
+  for (const auto& m : plan.moves)
+    out += fmt::format("  move     {}  {} -> {}: {}\n", m.pod, m.from, m.to, m.reason);
+  for (const auto& s : plan.skipped) out += fmt::format("  skip     {}: {}\n", s.subject, s.reason);
+  return out;
+}
+
+}  // namespace tidal::rebalance

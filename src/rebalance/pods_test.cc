@@ -1,0 +1,228 @@
+// Annotations, Pod objects and PodDisruptionBudgets as the rebalancer reads them.
+#include "tidal/rebalance/pods.h"
+
+#include <gtest/gtest.h>
+
+namespace tidal::rebalance {
+namespace {
+
+TEST(MoveTraits, Table) {
+  struct Case {
+    std::string name;
+    Labels annotations;
+    bool ok;
+    bool migratable = false;
+    std::optional<TimeMs> checkpoint = std::nullopt;
+    TimeMs startup = 60'000;
+    std::uint64_t gpus = 0;
+    std::string error = "";  // a part of the error
+  };
+  const std::vector<Case> cases{
+      {"nothing: not movable, default start-up", {}, true},
+      {"movable with costs",
+       {{"tidal.io/migratable", "true"},
+        {"tidal.io/checkpoint-interval", "15m"},
+        {"tidal.io/startup-seconds", "90"},
+        {"tidal.io/gpus", "0,2"}},
+       true,
+       true,
+       900'000,
+       90'000,
+       0b101},
+      {"false is not movable", {{"tidal.io/migratable", "false"}}, true},
+      {"yes is not a bool",
+       {{"tidal.io/migratable", "yes"}},
+       false,
+       false,
+       {},
+       0,
+       0,
+       "annotation tidal.io/migratable: \"yes\": expected \"true\" or \"false\""},
+      {"checkpoint not a duration",
+       {{"tidal.io/checkpoint-interval", "often"}},
+       false,
+       false,
+       {},
+       0,
+       0,
+       "tidal.io/checkpoint-interval: \"often\": expected a duration"},
+      {"checkpoint zero",
+       {{"tidal.io/checkpoint-interval", "0s"}},
+       false,
+       false,
+       {},
+       0,
+       0,
+       "above zero"},
+      {"negative start-up",
+       {{"tidal.io/startup-seconds", "-5"}},
+       false,
+       false,
+       {},
+       0,
+       0,
+       "tidal.io/startup-seconds"},
+      {"GPU index too large", {{"tidal.io/gpus", "64"}}, false, false, {}, 0, 0, "tidal.io/gpus"},
+      {"GPU repeated", {{"tidal.io/gpus", "1,1"}}, false, false, {}, 0, 0, "tidal.io/gpus"},
+      {"GPU list trailing comma",
+       {{"tidal.io/gpus", "1,"}},
+       false,
+       false,
+       {},
+       0,
+       0,
+       "tidal.io/gpus"},
+      {"GPU list empty", {{"tidal.io/gpus", ""}}, true},
+      {"GPU list with a space",
+       {{"tidal.io/gpus", "0, 1"}},
+       false,
+       false,
+       {},
+       0,
+       0,
+       "tidal.io/gpus"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    MoveTraits t;
+    const Status s = ParseMoveTraits(c.annotations, 60'000, &t);
+    ASSERT_EQ(s.ok(), c.ok) << s.reason();
+    if (!c.ok) {
+      EXPECT_NE(s.reason().find(c.error), std::string::npos) << s.reason();
+      continue;
+    }
+    EXPECT_EQ(t.migratable, c.migratable);
+    EXPECT_EQ(t.checkpoint_interval_ms, c.checkpoint);
+    EXPECT_EQ(t.startup_ms, c.startup);
+    EXPECT_EQ(t.gpus.bits(), c.gpus);
+  }
+}
+
+TEST(WorkLost, Table) {
+  struct Case {
+    std::string name;
+    TimeMs age;
+    std::optional<TimeMs> interval;
+    TimeMs lost;
+  } cases[] = {{"no checkpoints: all of it", 7'200'000, std::nullopt, 7'200'000},
+               {"since the last checkpoint", 7'320'000, 900'000, 120'000},
+               {"right at a checkpoint", 1'800'000, 900'000, 0},
+               {"not started", -5, 900'000, 0}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(WorkLostMs(c.age, c.interval), c.lost);
+  }
+}
+
+TEST(Rfc3339, Table) {
+  struct Case {
+    std::string text;
+    std::optional<TimeMs> ms;
+  } cases[] = {{"1970-01-01T00:00:00Z", 0},
+               {"2026-01-01T00:00:00Z", 1'767'225'600'000},
+               {"2026-01-01T00:00:00.250Z", 1'767'225'600'250},
+               {"2026-01-01T01:00:00+01:00", 1'767'225'600'000},
+               {"2026-01-01", std::nullopt},
+               {"2026-13-01T00:00:00Z", std::nullopt},
+               {"2026-01-01T00:00:00", std::nullopt},
+               {"2026-01-01T00:00:00Zjunk", std::nullopt},
+               {"2026-01-01T00:00:00.Z", std::nullopt}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_EQ(ParseRfc3339Ms(c.text), c.ms);
+  }
+}
+
+TEST(DecodePodInfo, ReadsOwnerStartAndDemand) {
+  const std::string json = R"({"metadata":{"name":"train-1","namespace":"ml","uid":"u1",
+    "labels":{"app":"train"},"annotations":{"tidal.io/migratable":"true"},
+    "ownerReferences":[{"kind":"ReplicaSet","name":"rs","controller":false},
+                       {"kind":"Job","name":"train","controller":true}]},
+    "spec":{"nodeName":"a10-1","containers":[{"name":"m","image":"pytorch",
+      "resources":{"limits":{"nvidia.com/gpu":"2"}}}]},
+    "status":{"phase":"Running","startTime":"2026-01-01T00:00:00Z"}})";
+  PodInfo p;
+  ASSERT_TRUE(DecodePodInfo(json, &p).ok());
+  EXPECT_EQ(p.Key(), "ml/train-1");
+  EXPECT_EQ(p.node, "a10-1");
+  EXPECT_EQ(p.owner, "Job/train");
+  EXPECT_EQ(p.started_ms, 1'767'225'600'000);
+  EXPECT_EQ(p.demand.gpu_count, 2);
+  EXPECT_EQ(p.demand.annotations.at("tidal.io/migratable"), "true");
+  EXPECT_FALSE(p.deleting);
+}
+
+TEST(DecodePodInfo, Errors) {
+  struct Case {
+    std::string name, json, error;
+  } cases[] = {
+      {"not JSON", "{", "JSON"},
+      {"bad start time", R"({"metadata":{"name":"p"},"status":{"startTime":"yesterday"}})",
+       "status.startTime: \"yesterday\": expected RFC 3339"},
+      {"owner references not an array", R"({"metadata":{"name":"p","ownerReferences":{}}})",
+       "ownerReferences: expected an array"},
+      {"controller without a name",
+       R"({"metadata":{"name":"p","ownerReferences":[{"kind":"Job","controller":true}]}})",
+       "needs kind and name"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    PodInfo p;
+    const Status s = DecodePodInfo(c.json, &p);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.reason().find(c.error), std::string::npos) << s.reason();
+  }
+}
+
+TEST(DisruptionBudget, DecodeAndCover) {
+  struct Case {
+    std::string name, json;
+    bool ok;
+    int allowed = 0;
+    bool covers_train = false, covers_serve = false;
+    std::string error = "";
+  } cases[] = {
+      {"match labels",
+       R"({"metadata":{"name":"b","namespace":"ml"},"spec":{"selector":{"matchLabels":{"app":"train"}}},
+          "status":{"disruptionsAllowed":1}})",
+       true, 1, true, false},
+      {"no status yet: nothing allowed",
+       R"({"metadata":{"name":"b","namespace":"ml"},"spec":{"selector":{"matchLabels":{"app":"train"}}}})",
+       true, 0, true, false},
+      {"empty selector: the whole namespace",
+       R"({"metadata":{"name":"b","namespace":"ml"},"spec":{"selector":{}},"status":{"disruptionsAllowed":2}})",
+       true, 2, true, true},
+      {"expressions: taken as the whole namespace",
+       R"({"metadata":{"name":"b","namespace":"ml"},"spec":{"selector":{"matchExpressions":[{"key":"app","operator":"In","values":["x"]}]}}})",
+       true, 0, true, true},
+      {"negative allowed", R"({"metadata":{"name":"b"},"status":{"disruptionsAllowed":-1}})", false,
+       0, false, false, "disruptionsAllowed: expected a count"},
+      {"label not a string",
+       R"({"metadata":{"name":"b"},"spec":{"selector":{"matchLabels":{"app":1}}}})", false, 0,
+       false, false, "matchLabels.app: expected a string"},
+      {"no name", R"({"metadata":{}})", false, 0, false, false, "metadata.name"},
+  };
+  PodDemand train, serve, other_ns;
+  train.namespace_name = serve.namespace_name = "ml";
+  train.labels = {{"app", "train"}};
+  serve.labels = {{"app", "serve"}};
+  other_ns.namespace_name = "prod";
+  other_ns.labels = train.labels;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    DisruptionBudget b;
+    const Status s = DecodeDisruptionBudget(c.json, &b);
+    ASSERT_EQ(s.ok(), c.ok) << s.reason();
+    if (!c.ok) {
+      EXPECT_NE(s.reason().find(c.error), std::string::npos) << s.reason();
+      continue;
+    }
+    EXPECT_EQ(b.disruptions_allowed, c.allowed);
+    EXPECT_EQ(b.Covers(train), c.covers_train);
+    EXPECT_EQ(b.Covers(serve), c.covers_serve);
+    EXPECT_FALSE(b.Covers(other_ns));
+  }
+}
+
+}  // namespace
+}  // namespace tidal::rebalance
