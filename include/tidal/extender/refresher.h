@@ -27,6 +27,9 @@ class Refresher {
   // In-flight reservations to expire against each snapshot and to show in the
   // view (before Start()).
   void AttachReservations(InFlight* inflight) { inflight_ = inflight; }
+  // A successful fetch longer than this is logged as slow once per episode (0: never);
+  // a source that nears its timeout is about to fail (before Start()).
+  void WarnSlowerThan(TimeMs ms) { slow_after_ms_ = ms; }
   // One attempt, published before it returns (tests drive this with a ManualClock).
   void RefreshOnce();
   // Publishes a new view if the catalog (nodes from the API server) or the
@@ -51,6 +54,7 @@ class Refresher {
   std::thread thread_;
   std::uint64_t generation_ = 0;
   InFlight* inflight_ = nullptr;
+  TimeMs slow_after_ms_ = 0;
   void ApplyReservations(ClusterView* next);
 };
 
