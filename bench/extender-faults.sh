@@ -2,7 +2,7 @@
 # Latency of `tidal serve` /filter + /prioritize (1 000 nodes, NodeNames) while
 # its metrics source misbehaves, one fault after another, with wrk on loopback.
 #
-#   bench/extender-faults.sh BUILD_DIR [SECONDS] [CONNECTIONS] [NODES] [SLOW_MS]
+#   [FAULTS="none slow"] bench/extender-faults.sh BUILD_DIR [SECONDS] [CONNECTIONS] [NODES] [SLOW_MS]
 #
 # The source is bench/fake_prometheus.py serving the series of NODES agents
 # (bench/gen_payloads.py); the extender runs with metricCacheTTL 5s and the default
@@ -110,6 +110,14 @@ faults=(
   "200 unknown nodes|unknown 200|unknown"
   "10 duplicated series|duplicated 10|unusable"
 )
+# FAULTS="down hanging" (first words of the names) runs only those.
+if [ -n "${FAULTS:-}" ]; then
+  chosen=()
+  for entry in "${faults[@]}"; do
+    for w in $FAULTS; do [ "${entry%% *}" = "$w" ] || [ "${entry%%|*}" = "$w" ] && chosen+=("$entry"); done
+  done
+  faults=("${chosen[@]}")
+fi
 echo "tidal serve, $nodes nodes, /filter + /prioritize alternating, $seconds s per fault, $conns connections, wrk -t2, $(nproc) cores"
 printf '%-22s %9s %9s %8s %7s %8s %6s %9s %s\n' fault p50_ms p99_ms req/s errors non200 stage failures "fetch_s"
 for entry in "${faults[@]}"; do

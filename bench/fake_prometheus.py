@@ -10,11 +10,12 @@ any other query every series. FAULT_FILE, re-read on every query, holds one of:
 
   none            answer normally (also when the file is missing or empty)
   hang            accept and never answer while the fault lasts
-  slow MS         answer after MS milliseconds
+  slow MS         answer MS milliseconds after the query arrived
   500             HTTP 500 with a text body
   truncated       the first half of the JSON body
   nan / inf       the first node's first used-memory value NaN / its await +Inf
   unknown N       series for N more nodes that no scheduler knows (default 200)
+                  (their sample times too)
   duplicated N    the used-memory series of the first N nodes (default 10) twice,
                   from another instance, with another value
 
@@ -52,15 +53,19 @@ def fault():
     return (words[0], words[1] if len(words) > 1 else None) if words else ("none", None)
 
 
-def body(kind, arg, sample_times):
+def body(kind, arg, query):
     now = time.time()
+    sample_times = "timestamp(" in query
+    # Any other query is a selector {__name__=~"a|b|…"}: those families only.
+    sel = re.search(r'__name__=~"([^"]+)"', query)
+    families = set(sel.group(1).split("|")) if sel else None
     if sample_times:
         names = list(nodes)
         if kind == "unknown":
             names += [f"ghost-{i}" for i in range(int(arg or 200))]
         result = [{"metric": {"node": n}, "value": [now, f"{now:.3f}"]} for n in names]
     else:
-        rows = list(series)
+        rows = [(l, v) for l, v in series if families is None or l["__name__"] in families]
         first = nodes[0]
         if kind in ("nan", "inf"):
             want = "ai_gpu_memory_used_bytes" if kind == "nan" else "ai_storage_await_ms"
@@ -69,12 +74,11 @@ def body(kind, arg, sample_times):
                     rows[i] = (l, "NaN" if kind == "nan" else "+Inf")
                     break
         elif kind == "unknown":
-            ghosts = nodes[: int(arg or 200)]
-            for i, n in enumerate(ghosts):
-                rows += [(dict(l, node=f"ghost-{i}"), v) for l, v in series if l.get("node") == n]
+            ghost_of = {n: f"ghost-{i}" for i, n in enumerate(nodes[: int(arg or 200)])}
+            rows += [(dict(l, node=ghost_of[l["node"]]), v) for l, v in list(rows) if l.get("node") in ghost_of]
         elif kind == "duplicated":
             dup = set(nodes[: int(arg or 10)])
-            rows += [(dict(l, instance="other:9410"), str(float(v) / 2 + 1)) for l, v in series
+            rows += [(dict(l, instance="other:9410"), str(float(v) / 2 + 1)) for l, v in list(rows)
                      if l["__name__"] == "ai_gpu_memory_used_bytes" and l.get("node") in dup]
         result = [{"metric": l, "value": [now, v]} for l, v in rows]
     return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
@@ -95,19 +99,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def answer(self, form):
         query = urllib.parse.parse_qs(form).get("query", [""])[0]
+        start = time.time()
         kind, arg = fault()
         if kind == "hang":
             while fault()[0] == "hang":
                 time.sleep(0.05)
             kind, arg = fault()
-        elif kind == "slow":
-            time.sleep(int(arg or 4900) / 1000)
         if kind == "500":
             data, status, ctype = b"internal server error\n", 500, "text/plain"
         else:
-            data, status, ctype = body(kind, arg, "timestamp(" in query), 200, "application/json"
+            data, status, ctype = body(kind, arg, query), 200, "application/json"
             if kind == "truncated":
                 data = data[: len(data) // 2]
+        if kind == "slow":  # MS in all, the time to build the answer included
+            time.sleep(max(0.0, int(arg or 4900) / 1000 - (time.time() - start)))
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
