@@ -3,13 +3,13 @@
 # payloads, alternating as kube-scheduler sends them) for SECONDS while a real
 # Prometheus on loopback is restarted every RESTART_EVERY seconds.
 #
-#   bench/soak.sh BUILD_DIR [SECONDS] [CONNECTIONS] [NODES] [RESTART_EVERY]
+#   [WARMUP=30] bench/soak.sh BUILD_DIR [SECONDS] [CONNECTIONS] [NODES] [RESTART_EVERY]
 #
 # Prometheus (temporary data dir, 5 s scrapes) scrapes one static exposition of
 # NODES agents' series (bench/gen_payloads.py, as bench/extender-wrk.sh); the
 # extender fetches every 5 s. Passes when: wrk saw no failed request (connect,
 # read, write, timeout, non-200) and the extender answered none as bad_request;
-# RSS at the end is within 10 % of RSS after a 30 s warm-up; threads and file
+# RSS at the end is within 10 % of RSS after a WARMUP-second (30) warm-up; threads and file
 # descriptors did not grow (/proc/PID/status, /proc/PID/fd; both read with no
 # client connected, after the extender is back on Prometheus). Exits 1 otherwise.
 set -euo pipefail
@@ -96,8 +96,9 @@ done = function(summary, latency, requests)
 end
 LUA
 
-echo "warm-up: 30 s of load"
-wrk -t2 -c"$conns" -d30s --timeout 10s -s "$work/verbs.lua" "http://127.0.0.1:$serve_port" >/dev/null
+warmup=${WARMUP:-30}
+echo "warm-up: $warmup s of load"
+wrk -t2 -c"$conns" -d"${warmup}s" --timeout 10s -s "$work/verbs.lua" "http://127.0.0.1:$serve_port" >/dev/null
 sleep 2
 rss0=$(rss_kb); thr0=$(threads); fd0=$(fds)
 echo "after warm-up: RSS ${rss0} kB, ${thr0} threads, ${fd0} fds"
