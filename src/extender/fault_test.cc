@@ -296,7 +296,7 @@ struct FaultCase {
   std::function<bool(const std::string& metrics)> shows;  // the fault in /metrics
   const char* log_during;                                 // in the log while it lasts
   const char* log_after;                                  // in the log once it has ended
-  bool holds_queries;  // hang, slow: requests must be answered while a query is held
+  bool holds_queries;  // hang, slow: a request must be answered during a fetch
 };
 
 bool InFallback(const std::string& m) {
