@@ -26,40 +26,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-/usr/bin/python3 - "$work" "$nodes" <<'PY'
-import json, random, sys
-work, n = sys.argv[1], int(sys.argv[2])
-rng = random.Random(42)
-total = 80 * 2**30
-lines = []
-fam = {k: [] for k in ["ai_gpu_memory_used_bytes", "ai_gpu_memory_total_bytes", "ai_gpu_nvlink_peer_links",
-                       "ai_nvlink_competition_index", "ai_storage_await_ms", "ai_collector_up"]}
-names = []
-for i in range(n):
-    node = f"gpu-node-{i}"
-    names.append(node)
-    base = rng.random() * 0.95
-    for g in range(8):
-        used = min(1.0, max(0.0, base + (rng.random() - 0.5) * 0.1)) * total
-        fam["ai_gpu_memory_used_bytes"].append(f'{{node="{node}",gpu_id="{g}"}} {used:.0f}')
-        fam["ai_gpu_memory_total_bytes"].append(f'{{node="{node}",gpu_id="{g}"}} {total}')
-        if i % 5 < 3:
-            for p in range(8):
-                if p != g:
-                    fam["ai_gpu_nvlink_peer_links"].append(f'{{node="{node}",gpu_id="{g}",peer_gpu_id="{p}"}} 12')
-    fam["ai_nvlink_competition_index"].append(f'{{node="{node}"}} {rng.random() * 0.7:.3f}')
-    fam["ai_storage_await_ms"].append(f'{{node="{node}",device="nvme0n1"}} {rng.random() * 90:.2f}')
-    fam["ai_collector_up"].append(f'{{node="{node}",collector="gpu",reason=""}} 1')
-with open(f"{work}/metrics", "w") as f:
-    for name, samples in fam.items():
-        f.write(f"# TYPE {name} gauge\n")
-        for s in samples:
-            f.write(f"{name}{s}\n")
-pod = {"metadata": {"name": "train-1", "namespace": "ml", "uid": "u-1", "annotations": {"ai.gpu-memory": "20Gi"}},
-       "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
-with open(f"{work}/prioritize.json", "w") as f:
-    json.dump({"Pod": pod, "Nodes": None, "NodeNames": names}, f)
-PY
+/usr/bin/python3 "$(dirname "$0")/gen_payloads.py" "$work" "$nodes"
 
 exporter_port=$(port)
 (cd "$work" && exec /usr/bin/python3 -m http.server "$exporter_port" --bind 127.0.0.1 >/dev/null 2>&1) &

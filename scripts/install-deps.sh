@@ -9,6 +9,7 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib python3-yaml python3-jsonschema
   prometheus
+  wrk curl
   clang clang-format libclang-rt-14-dev
 )
 

@@ -98,6 +98,37 @@ TEST(Agent, APassExposesEveryCollectorsUpAndDuration) {
   EXPECT_NE(e->text.find("fake_value{node=\"node-1\",from=\"beta\"} 1\n"), std::string::npos);
 }
 
+// A collector failing mid-run (an NVML error between two passes) is down with
+// its reason in the next exposition and up again in the one after it recovers;
+// the other collector is served throughout.
+TEST(Agent, ACollectorFailingMidRunIsDownThenUpAgain) {
+  ManualMonotonicClock clock;
+  auto b = Build(&clock);
+  const std::string up = "ai_collector_up{node=\"node-1\",collector=\"alpha\",reason=\"\"} 1\n";
+  const std::string down =
+      "ai_collector_up{node=\"node-1\",collector=\"alpha\",reason=\"nvmlDeviceGetCount: Unknown "
+      "Error\"} 0\n";
+  struct Step {
+    const char* name;
+    const char* fail;
+    const std::string& want;
+  };
+  const Step steps[] = {{"healthy", "", up},
+                        {"NVML error", "nvmlDeviceGetCount: Unknown Error", down},
+                        {"recovered", "", up}};
+  for (const Step& s : steps) {
+    SCOPED_TRACE(s.name);
+    b.a->fail = s.fail;
+    b.agent->CollectOnce();
+    const auto e = b.agent->Latest();
+    ASSERT_NE(e, nullptr);
+    EXPECT_NE(e->text.find(s.want), std::string::npos) << e->text;
+    EXPECT_EQ(e->all_up, *s.fail == '\0');
+    EXPECT_NE(e->text.find("collector=\"beta\",reason=\"\"} 1\n"), std::string::npos) << e->text;
+    EXPECT_EQ(testing::CheckExposition(e->text), "") << e->text;
+  }
+}
+
 TEST(Agent, SnapshotsAreImmutableAcrossPasses) {
   ManualMonotonicClock clock;
   auto b = Build(&clock);

@@ -124,6 +124,60 @@ TEST_F(DiskCollectorTest, DeviceAppearingGetsRatesFromTheNextPass) {
   EXPECT_EQ(Count(c, "ai_storage_await_ms"), 2u);
 }
 
+// A disk pulled between two samples and put back (its counters start again from
+// zero): down while it is gone, never "counters going backwards" when it returns,
+// rates again from the pass after.
+TEST_F(DiskCollectorTest, DiskRemovedBetweenSamplesThenBackRecovers) {
+  MetricSet a("n1"), gone("n1"), back("n1"), next("n1");
+  ASSERT_TRUE(Pass(std::string(kSda0) + kSdb1, &a).ok());
+  const Status st = Pass(kSda1, &gone);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("sdb: device vanished"), std::string::npos) << st.reason();
+  EXPECT_EQ(Count(gone, "ai_storage_await_ms"), 1u) << "the other disk is still served";
+  const Status returned = Pass(std::string(kSda1) + kSdb0, &back);
+  EXPECT_TRUE(returned.ok()) << returned.reason();
+  EXPECT_FALSE(Find(back, "ai_storage_await_ms", {{"device", "sdb"}}));
+  ASSERT_TRUE(Pass(std::string(kSda1) + kSdb1, &next).ok());
+  EXPECT_TRUE(Find(next, "ai_storage_await_ms", {{"device", "sdb"}}));
+}
+
+// The disk under a --mount path removed between samples (the mount table still
+// names it): down with the device named, and up again when it is back.
+TEST(DiskCollectorMounts, TheMountsDiskRemovedBetweenSamplesIsDownThenRecovers) {
+  FakeProc proc;
+  ManualMonotonicClock clock;
+  DiskOptions o;
+  o.mounts = {"/data"};
+  proc.files["/proc/self/mountinfo"] = "40 1 8:16 / /data rw - xfs /dev/sdb rw\n";
+  DiskCollector c(o, proc.Reader(), clock);
+  struct Step {
+    const char* name;
+    std::string diskstats;
+    const char* reason_part;  // "" when up
+    std::size_t served;
+  };
+  const Step steps[] = {
+      {"first sample", std::string(kSda0) + kSdb0, "", 0},
+      {"disk removed", kSda1, "device 8:16 of a --mount path is not in diskstats", 0},
+      {"disk back", std::string(kSda1) + kSdb0, "", 0},
+      {"rates again", std::string(kSda1) + kSdb1, "", 1},
+  };
+  for (const Step& s : steps) {
+    SCOPED_TRACE(s.name);
+    proc.files["/proc/diskstats"] = s.diskstats;
+    clock.AdvanceMs(1000);
+    MetricSet m("n1");
+    const Status st = c.Collect(m);
+    if (*s.reason_part) {
+      ASSERT_FALSE(st.ok());
+      EXPECT_NE(st.reason().find(s.reason_part), std::string::npos) << st.reason();
+    } else {
+      EXPECT_TRUE(st.ok()) << st.reason();
+    }
+    EXPECT_EQ(Count(m, "ai_storage_await_ms"), s.served);
+  }
+}
+
 TEST(DiskCollectorMounts, WatchesOnlyTheDevicesUnderTheMounts) {
   FakeProc proc;
   ManualMonotonicClock clock;

@@ -89,9 +89,12 @@ void Extender::Release(std::unique_ptr<Context> c) {
 
 int Extender::Stage(TimeMs now_ms, const ClusterView& view) const {
   const SourceHealth& h = view.health;
-  // A fetch that hangs is a failure once the next snapshot is overdue.
+  // A fetch that hangs is a failure once the next snapshot is overdue. A fetch is
+  // kQueriesPerFetch queries, each bounded by queryTimeout: a slow source that still
+  // answers within it must not flap into stage 1 between two successes.
   const TimeMs overdue = (h.last_success_ms ? h.last_success_ms : start_ms_) +
-                         config_.metric_cache_ttl_ms + config_.query_timeout_ms + 1'000;
+                         config_.metric_cache_ttl_ms + kQueriesPerFetch * config_.query_timeout_ms +
+                         1'000;
   TimeMs failing_since = h.failing_since_ms;
   if (failing_since == 0) {
     if (h.last_success_ms != 0 && now_ms <= overdue) return 0;
@@ -371,6 +374,19 @@ Status Extender::Place(const PodDemand& pod, const std::string& node_name, Place
   out->uses_nvlink = eval.cycle.uses_nvlink;
   out->view_generation = view->generation;
   return Status::Fits();
+}
+
+std::size_t Extender::NodesNotRequested(const ClusterView& view) const {
+  std::shared_ptr<const std::vector<std::string>> candidates;
+  {
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    candidates = last_candidates_;
+  }
+  if (!candidates || !view.snapshot) return 0;
+  const std::unordered_set<std::string_view> asked(candidates->begin(), candidates->end());
+  std::size_t n = 0;
+  for (const auto& [name, m] : view.snapshot->nodes) n += asked.count(name) ? 0 : 1;
+  return n;
 }
 
 std::string Extender::DebugNodes() const {

@@ -19,6 +19,7 @@ constexpr Bytes kGi = Bytes{1} << 30;
 class ScriptedSource final : public MetricsSource {
  public:
   Status Fetch(TimeMs now_ms, MetricsSnapshot* out) override {
+    if (clock) clock->Advance(takes_ms);  // a slow source, on the manual clock
     if (!error.empty()) return Status::Error(error);
     *out = snapshot;
     out->fetched_at_ms = now_ms;
@@ -29,6 +30,8 @@ class ScriptedSource final : public MetricsSource {
   std::string Describe() const override { return "scripted"; }
   MetricsSnapshot snapshot;
   std::string error;
+  ManualClock* clock = nullptr;
+  TimeMs takes_ms = 0;
 };
 
 // A node of 4 × 24 GiB GPUs, all at `used_fraction`, fully NVLinked.
@@ -257,13 +260,57 @@ TEST(Extender, AHangingSourceIsAFailureOnceTheSnapshotIsOverdue) {
   Fixture f;
   f.refresher->RefreshOnce();
   // No attempt completes: after ttl + query timeout + 1 s the snapshot is overdue.
-  const TimeMs overdue = f.config.metric_cache_ttl_ms + f.config.query_timeout_ms + 1'000;
+  const TimeMs overdue =
+      f.config.metric_cache_ttl_ms + kQueriesPerFetch * f.config.query_timeout_ms + 1'000;
   f.clock.Advance(overdue);
   EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 0);
   f.clock.Advance(1);
   EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 1);
   f.clock.Advance(f.config.fallback.stage2_after_ms);
   EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 2);
+}
+
+TEST(Extender, ASlowSourceThatAnswersWithinItsTimeoutStaysInStageZero) {
+  Fixture f;
+  f.refresher->WarnSlowerThan(f.config.query_timeout_ms / 2);
+  // Both queries of a fetch take just under queryTimeout (4.9 of 5 s).
+  f.source.clock = &f.clock;
+  f.source.takes_ms = kQueriesPerFetch * (f.config.query_timeout_ms - 100);
+  f.refresher->RefreshOnce();
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 0);
+  EXPECT_EQ(f.store.Load()->health.last_fetch_duration_ms, f.source.takes_ms);
+  // The refresher waits metricCacheTTL after a fetch ends; the next fetch is as slow.
+  // Until it ends the snapshot is not overdue: a slow source is not a failing one.
+  f.clock.Advance(f.config.metric_cache_ttl_ms + f.source.takes_ms - 1);
+  EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 0);
+  EXPECT_NE(f.logs.str().find("is slow: the fetch took 9800 ms"), std::string::npos)
+      << f.logs.str();
+  f.source.takes_ms = 10;
+  f.refresher->RefreshOnce();
+  EXPECT_NE(f.logs.str().find("fast again"), std::string::npos) << f.logs.str();
+  EXPECT_FALSE(f.store.Load()->health.slow);
+}
+
+TEST(Extender, UnusableReadingsAreCountedAndLoggedWhenTheirNumberChanges) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  EXPECT_EQ(f.store.Load()->health.unusable_nodes, 0u);
+  f.source.snapshot.nodes["warm"].usable = false;
+  f.source.snapshot.nodes["warm"].problems = {"ai_gpu_memory_used_bytes = nan"};
+  f.refresher->RefreshOnce();
+  f.refresher->RefreshOnce();
+  EXPECT_EQ(f.store.Load()->health.unusable_nodes, 1u);
+  const std::string logs = f.logs.str();
+  EXPECT_NE(logs.find("1 nodes have unusable readings and are unknown (warm: ai_gpu"),
+            std::string::npos)
+      << logs;
+  const auto first = logs.find("have unusable readings");
+  ASSERT_NE(first, std::string::npos) << logs;
+  EXPECT_EQ(logs.find("have unusable readings", first + 1), std::string::npos) << "logged once";
+  f.source.snapshot.nodes["warm"].usable = true;
+  f.refresher->RefreshOnce();
+  EXPECT_EQ(f.store.Load()->health.unusable_nodes, 0u);
+  EXPECT_NE(f.logs.str().find("usable again"), std::string::npos);
 }
 
 TEST(Extender, BeforeTheFirstFetchIsStageOne) {

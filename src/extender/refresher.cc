@@ -33,11 +33,45 @@ void Refresher::RefreshOnce() {
   ++h.attempts;
   h.last_attempt_ms = now;
   const std::uint64_t catalog_gen = catalog_.generation();
+  h.last_fetch_duration_ms = now - started;
   if (s.ok()) {
-    if (h.failing_since_ms != 0 || h.last_success_ms == 0)
+    const std::size_t nodes_before = previous->snapshot ? previous->snapshot->nodes.size() : 0;
+    if (h.failing_since_ms != 0 || h.last_success_ms == 0) {
       log_->info("metrics source {}: ok, {} nodes, {} series", source_.Describe(),
                  snapshot->nodes.size(), snapshot->series);
+    } else if (snapshot->nodes.size() != nodes_before) {
+      // Series of nodes appearing or going (a new agent, or series for nodes the
+      // scheduler does not know: /debug/nodes lists them).
+      log_->info("metrics: {} nodes with series (was {})", snapshot->nodes.size(), nodes_before);
+    }
     for (const auto& p : snapshot->problems) log_->warn("metrics: {}", p);
+    const bool slow = slow_after_ms_ > 0 && h.last_fetch_duration_ms > slow_after_ms_;
+    if (slow && !h.slow)
+      log_->warn("metrics source {} is slow: the fetch took {} ms (warning above {} ms)",
+                 source_.Describe(), h.last_fetch_duration_ms, slow_after_ms_);
+    if (!slow && h.slow)
+      log_->info("metrics source {}: fast again ({} ms)", source_.Describe(),
+                 h.last_fetch_duration_ms);
+    h.slow = slow;
+    // Doubtful readings (NaN, ±Inf, disagreeing duplicates...) make nodes unknown; say
+    // so when their number changes, with the first few reasons, not on every fetch.
+    std::size_t unusable = 0;
+    std::string examples;
+    for (const auto& [name, m] : snapshot->nodes) {
+      if (m.usable) continue;
+      if (++unusable <= 3)
+        examples += (examples.empty() ? "" : "; ") + name + ": " +
+                    (m.problems.empty() ? std::string("unusable") : m.problems.front());
+    }
+    if (unusable != h.unusable_nodes) {
+      if (unusable > 0) {
+        log_->warn("metrics: {} nodes have unusable readings and are unknown ({}{})", unusable,
+                   examples, unusable > 3 ? "; …" : "");
+      } else {
+        log_->info("metrics: every node's reading is usable again");
+      }
+    }
+    h.unusable_nodes = unusable;
     h.last_success_ms = now;
     h.failing_since_ms = 0;
     h.last_error.clear();

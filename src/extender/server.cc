@@ -59,6 +59,16 @@ std::string Server::MetricsText() {
   AppendGauge("tidal_extender_metrics_source_failures",
               "Failed fetches from the metrics source since start-up.",
               static_cast<double>(view->health.failures), &out);
+  AppendGauge("tidal_extender_metrics_fetch_duration_seconds",
+              "Time the last fetch from the metrics source took, failed or not.",
+              view->health.last_fetch_duration_ms / 1000.0, &out);
+  AppendGauge("tidal_extender_snapshot_unusable_nodes",
+              "Nodes with series whose reading is doubtful (NaN, infinite, negative, "
+              "disagreeing duplicates) and so unknown.",
+              static_cast<double>(view->health.unusable_nodes), &out);
+  AppendGauge("tidal_extender_series_nodes_not_requested",
+              "Nodes with series in the snapshot that the last filter request did not name.",
+              static_cast<double>(impl_->extender.NodesNotRequested(*view)), &out);
   AppendGauge("tidal_extender_reservations_in_flight",
               "Placements not yet visible in metrics, counted in filter and score.",
               impl_->metrics.reservations_in_flight.Get(), &out);

@@ -48,6 +48,10 @@ struct ExtenderMetrics {
 
 std::vector<double> LatencyBuckets();
 
+// Instant queries in one fetch of PrometheusSource (the agent series and their sample
+// times); each is bounded by queryTimeout, so a fetch by this many times it.
+inline constexpr TimeMs kQueriesPerFetch = 2;
+
 struct Reply {
   int http_status = 200;
   std::string body;
@@ -76,6 +80,9 @@ class Extender {
   // Nodes seen in the last request with no usable series, and series for nodes
   // not in it, as JSON.
   std::string DebugNodes() const;
+  // Nodes with series in the view's snapshot that the last filter request did not
+  // name (0 before any): series of nodes the scheduler does not know.
+  std::size_t NodesNotRequested(const ClusterView& view) const;
 
   // For /bind. The pod as a recent filter request described it (by UID, else
   // namespace/name); kube-scheduler binds a pod it has just filtered.

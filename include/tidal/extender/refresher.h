@@ -40,6 +40,9 @@ class Refresher {
     learner_ = learner;
     learned_file_ = std::move(file);
   }
+  // A successful fetch longer than this is logged as slow once per episode (0: never);
+  // a source that nears its timeout is about to fail (before Start()).
+  void WarnSlowerThan(TimeMs ms) { slow_after_ms_ = ms; }
   // One attempt, published before it returns (tests drive this with a ManualClock).
   void RefreshOnce();
   // Publishes a new view if the catalog (nodes from the API server) or the
@@ -68,6 +71,7 @@ class Refresher {
   PodPeakTracker* peaks_ = nullptr;
   MemoryLearner* learner_ = nullptr;
   std::string learned_file_;
+  TimeMs slow_after_ms_ = 0;
   void ApplyReservations(ClusterView* next);
   void ApplyForecast(std::unordered_map<std::string, NodeState>* nodes, TimeMs now);
 };

@@ -22,6 +22,9 @@ struct SourceHealth {
   TimeMs last_success_ms = 0;   // 0: never
   TimeMs failing_since_ms = 0;  // first failure since the last success; 0: not failing
   std::string last_error;
+  TimeMs last_fetch_duration_ms = 0;  // of the last attempt, failed or not
+  bool slow = false;                  // the last successful fetch took over the slow threshold
+  std::size_t unusable_nodes = 0;     // nodes with series whose reading is not used
 };
 
 // Labels and allocatable resources of a node as the API server has them.
