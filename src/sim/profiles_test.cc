@@ -48,6 +48,34 @@ TEST(MemoryProfile, FileErrorsNameTheField) {
   }
 }
 
+// Found by fuzz_sim_workload: a profiles file the workload names must be
+// reported under the workload's name, and only a regular file is read.
+TEST(MemoryProfile, AWorkloadsProfilesFileErrorsNameTheWorkload) {
+  struct Case {
+    const char* name;
+    std::string file;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"missing file", "no-such-profiles.yaml",
+       "dir/w.yaml: memoryProfiles: dir/no-such-profiles.yaml: expected a regular YAML file of at "
+       "most 64 MiB"},
+      {"a device", "/dev/zero",
+       "dir/w.yaml: memoryProfiles: /dev/zero: expected a regular YAML file of at most 64 MiB"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const YAML::Node root = YAML::Load("memoryProfiles: " + tc.file +
+                                       "\nclasses: [{name: a, count: 1, gpus: 1}]");
+    try {
+      LoadWorkloadSpec(root, "dir/w.yaml");
+      ADD_FAILURE() << "expected an InputError";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.message, tc.want);
+    }
+  }
+}
+
 TEST(GenaiProfiles, ResampledOnTheStepAndDividedByThePeak) {
   traces::PodUsage pod;
   pod.pod = "0123456789abcdef";

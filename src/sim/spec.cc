@@ -1,6 +1,7 @@
 #include "tidal/sim/spec.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "tidal/core/quantity.h"
@@ -282,7 +283,18 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
         const std::string path = file.starts_with('/') || slash == std::string::npos
                                      ? file
                                      : origin.substr(0, slash + 1) + file;
-        w.profiles = LoadMemoryProfiles(LoadYamlFile(path), path);
+        // Named by the workload, so errors name the workload first; only a regular
+        // file of sane size is read (not a device or FIFO the text happens to name).
+        std::error_code ec;
+        const bool regular = std::filesystem::is_regular_file(path, ec);
+        if (!regular || std::filesystem::file_size(path, ec) > (std::uintmax_t{64} << 20))
+          throw InputError{origin + ": memoryProfiles: " + path +
+                           ": expected a regular YAML file of at most 64 MiB"};
+        try {
+          w.profiles = LoadMemoryProfiles(LoadYamlFile(path), path);
+        } catch (const InputError& e) {
+          throw InputError{origin + ": memoryProfiles: " + e.message};
+        }
       }
     } else {
       w.profiles = LoadMemoryProfiles(mp, origin + ": memoryProfiles");
