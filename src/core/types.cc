@@ -44,6 +44,50 @@ void NodeState::Finalize() {
   const double util_mean = gpus.empty() ? 0 : util_sum / static_cast<double>(gpus.size());
   load.nvlink = std::max(nvlink_competition, util_mean);
   load.await_ms = storage_await_ms;
+  FinalizeInlineGpus();
+}
+
+void NodeState::FinalizeInlineGpus() {
+  inline_gpus = 0;
+  uniform_nvlink_links = -1;
+  const std::size_t n = gpus.size();
+  if (n == 0 || n > kInlineGpus) return;
+  std::uint64_t seen = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    const int index = gpus[p].index;
+    if (index < 0 || index >= kMaxGpusPerNode) return;
+    const std::uint64_t bit = std::uint64_t{1} << index;
+    if (seen & bit) return;
+    seen |= bit;
+    gpu_index[p] = static_cast<std::int8_t>(index);
+  }
+  // Insertion sort by (free, index): at most kInlineGpus elements.
+  for (std::size_t p = 0; p < n; ++p) {
+    std::size_t q = p;
+    const auto before = [&](std::size_t a, std::size_t b) {
+      return gpu_free[a] != gpu_free[b] ? gpu_free[a] < gpu_free[b] : gpu_index[a] < gpu_index[b];
+    };
+    for (; q > 0 && before(p, positions_by_free[q - 1]); --q)
+      positions_by_free[q] = positions_by_free[q - 1];
+    positions_by_free[q] = static_cast<std::uint8_t>(p);
+  }
+  inline_gpus = static_cast<std::uint8_t>(n);
+  if (!has_nvlink_peers || n < 2) {
+    uniform_nvlink_links = 0;
+    return;
+  }
+  // The placer reads a pair's links from one GPU's first entry for the other:
+  // uniform when every ordered pair reads the same.
+  int links = -1;
+  for (std::size_t p = 0; p < n; ++p) {
+    for (std::size_t q = 0; q < n; ++q) {
+      if (p == q) continue;
+      const int l = gpus[p].LinksTo(gpu_index[q]);
+      if (links == -1) links = l;
+      if (l != links || l < 0) return;
+    }
+  }
+  uniform_nvlink_links = links;
 }
 
 std::optional<LoadType> ParseLoadType(const std::string& text) {

@@ -29,9 +29,19 @@ TEST(NodeState, FinalizeComputesTheLoadVector) {
   };
   const Case cases[] = {
       {"no GPUs is zero load", {}, 0, {}, 0, 0},
-      {"sum of used over sum of total", {{12 * kGi, 24 * kGi}, {6 * kGi, 24 * kGi}}, 0, {0, 0}, 0.375, 0},
+      {"sum of used over sum of total",
+       {{12 * kGi, 24 * kGi}, {6 * kGi, 24 * kGi}},
+       0,
+       {0, 0},
+       0.375,
+       0},
       {"competition wins over measured", {{0, 24 * kGi}, {0, 24 * kGi}}, 0.25, {0.1, 0.1}, 0, 0.25},
-      {"measured mean wins over competition", {{0, 24 * kGi}, {0, 24 * kGi}}, 0.1, {0.2, 0.6}, 0, 0.4},
+      {"measured mean wins over competition",
+       {{0, 24 * kGi}, {0, 24 * kGi}},
+       0.1,
+       {0.2, 0.6},
+       0,
+       0.4},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -57,7 +67,8 @@ TEST(NodeState, FinalizeBuildsAdjacencyAndFreeMemory) {
   Gpu b{1, "", "A100", 80 * kGi, 90 * kGi, 0, -1, {{0, 12}}};  // used over total: free is 0
   n.gpus = {a, b};
   n.Finalize();
-  EXPECT_EQ(n.gpu_free, (std::vector<Bytes>{60 * kGi, 0}));
+  EXPECT_EQ(std::vector<Bytes>(n.gpu_free.begin(), n.gpu_free.end()),
+            (std::vector<Bytes>{60 * kGi, 0}));
   EXPECT_EQ(n.max_gpu_free, 60 * kGi);
   EXPECT_EQ(n.nvlink_adjacency[0], 0b10u);
   EXPECT_EQ(n.nvlink_adjacency[1], 0b01u);
@@ -99,6 +110,94 @@ TEST(NodeState, FinalizeSummarisesPeerEntries) {
     n.Finalize();
     EXPECT_EQ(n.max_nvlink_links, tc.want_max_links);
     EXPECT_EQ(n.has_nvlink_peers, tc.want_has_peers);
+  }
+}
+
+TEST(NodeState, FinalizeOrdersInlineGpusAndDetectsUniformLinks) {
+  struct Case {
+    const char* name;
+    std::vector<int> indices;                    // per position
+    std::vector<Bytes> used;                     // per position, of 80 GiB
+    std::vector<std::vector<NvlinkPeer>> peers;  // per position
+    int want_inline;                             // inline_gpus
+    std::vector<int> want_order;                 // positions by free memory
+    int want_uniform;
+  };
+  const std::vector<NvlinkPeer> none;
+  const Case cases[] = {
+      {"PCIe only: no links anywhere",
+       {0, 1, 2},
+       {10, 30, 20},
+       {none, none, none},
+       3,
+       {1, 2, 0},
+       0},
+      {"fully linked alike",
+       {0, 1, 2},
+       {0, 0, 0},
+       {{{1, 12}, {2, 12}}, {{0, 12}, {2, 12}}, {{0, 12}, {1, 12}}},
+       3,
+       {0, 1, 2},
+       12},
+      {"one pair differs",
+       {0, 1, 2},
+       {0, 0, 0},
+       {{{1, 12}, {2, 12}}, {{0, 12}, {2, 6}}, {{0, 12}, {1, 12}}},
+       3,
+       {0, 1, 2},
+       -1},
+      {"a missing pair is not uniform",
+       {0, 1, 2},
+       {0, 0, 0},
+       {{{1, 12}}, {{0, 12}, {2, 12}}, {{1, 12}}},
+       3,
+       {0, 1, 2},
+       -1},
+      {"the first entry for a peer is the one read",
+       {0, 1},
+       {0, 0},
+       {{{1, 4}, {1, 9}}, {{0, 4}}},
+       2,
+       {0, 1},
+       4},
+      {"ties on free memory by index, not position",
+       {3, 1, 2},
+       {5, 5, 5},
+       {none, none, none},
+       3,
+       {1, 2, 0},
+       0},
+      {"a repeated index has no inline order", {0, 0}, {0, 0}, {none, none}, 0, {}, -1},
+      {"an index out of range has no inline order", {0, 64}, {0, 0}, {none, none}, 0, {}, -1},
+      {"more GPUs than kept inline",
+       {0, 1, 2, 3, 4, 5, 6, 7, 8},
+       std::vector<Bytes>(9, 0),
+       std::vector<std::vector<NvlinkPeer>>(9),
+       0,
+       {},
+       -1},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    NodeState n;
+    for (std::size_t p = 0; p < tc.indices.size(); ++p) {
+      Gpu g;
+      g.index = tc.indices[p];
+      g.memory_total = 80 * kGi;
+      g.memory_used = tc.used[p] * kGi;
+      g.nvlink_peers = tc.peers[p];
+      n.gpus.push_back(g);
+    }
+    n.uniform_nvlink_links = 77;  // stale values from before are replaced
+    n.Finalize();
+    ASSERT_EQ(n.inline_gpus, tc.want_inline);
+    EXPECT_EQ(n.uniform_nvlink_links, tc.want_uniform);
+    std::vector<int> order;
+    for (int s = 0; s < n.inline_gpus; ++s) {
+      order.push_back(n.positions_by_free[s]);
+      EXPECT_EQ(n.gpu_index[s], tc.indices[static_cast<std::size_t>(s)]);
+    }
+    EXPECT_EQ(order, tc.want_order);
   }
 }
 

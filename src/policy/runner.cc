@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tidal/policy/cycle.h"
 #include "tidal/policy/registry.h"
 
@@ -35,12 +37,27 @@ Runner::Runner(PolicyConfig config, std::vector<WeightedPlugin> plugins)
 
 void Runner::Add(std::unique_ptr<Plugin> plugin, double weight, bool use_score) {
   const std::string name(plugin->Name());
+  per_node_ = per_node_ && plugin->PerNode();
   if (auto* f = dynamic_cast<const FilterPlugin*>(plugin.get())) filters_.push_back({name, f});
   if (auto* s = dynamic_cast<const ScorePlugin*>(plugin.get()); s && use_score) {
     scores_.push_back({name, s, weight});
     weight_sum_ += weight;
   }
   plugins_.push_back(std::move(plugin));
+  // Timings list the filters in order, then the score plugins; a plugin that
+  // filters and scores has one row.
+  timing_names_.clear();
+  filter_timing_.clear();
+  score_timing_.clear();
+  for (const auto& f : filters_) {
+    filter_timing_.push_back(timing_names_.size());
+    timing_names_.push_back(f.first);
+  }
+  for (const auto& sc : scores_) {
+    const auto it = std::find(timing_names_.begin(), timing_names_.end(), sc.name);
+    score_timing_.push_back(static_cast<std::size_t>(it - timing_names_.begin()));
+    if (it == timing_names_.end()) timing_names_.push_back(sc.name);
+  }
 }
 
 Evaluation Runner::Evaluate(const PodDemand& pod, std::span<const NodeState> nodes,
@@ -55,55 +72,79 @@ Evaluation Runner::Evaluate(const PodDemand& pod, std::span<const NodeState> nod
 
 void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> nodes,
                       const RunOptions& options, Evaluation* out) const {
-  using Steady = std::chrono::steady_clock;
   const std::size_t n = nodes.size();
   const std::size_t n_scores = scores_.size();
   out->best = -1;
   out->timings.clear();
-  out->score_names.clear();
-  for (const auto& s : scores_) out->score_names.push_back(s.name);
-  // Reset in place, reusing the capacity of a previous call. Not assign(n, NodeResult{}):
-  // that copies a Status per node; every path below writes r.status anyway.
+  out->score_names.resize(n_scores);
+  for (std::size_t p = 0; p < n_scores; ++p) out->score_names[p] = scores_[p].name;
   out->nodes.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    NodeResult& r = out->nodes[i];
-    r.node = nodes[i];
-    r.reasons.clear();
-    r.gpus = GpuSet();
-    r.placed = false;
-    r.score = 0;
+  Evaluation::Buffers& buf = out->buffers;
+  if (buf.reasons_used) {
+    for (auto& r : out->nodes) r.reasons.clear();
+    buf.reasons_used = false;
   }
-  out->plugin_scores.assign(n * n_scores, 0.0);
 
   out->pod_status = BuildCycleState(config_, pod, &out->cycle, learned_);
   if (!out->pod_status.ok()) {
-    for (auto& r : out->nodes) {
+    out->plugin_scores.assign(n * n_scores, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      NodeResult& r = out->nodes[i];
+      r.node = nodes[i];
       r.status = out->pod_status;
+      r.gpus = GpuSet();
+      r.placed = false;
+      r.score = 0;
       if (options.all_reasons) r.reasons.push_back(out->pod_status);
     }
+    buf.reasons_used = options.all_reasons;
     return;
   }
 
-  // Plugin-major loops: one virtual call per plugin, not per node.
-  Evaluation::Buffers& buf = out->buffers;
-  buf.scratch.assign(n, NodeScratch{});
-  buf.status.resize(n);
+  if (options.time_plugins)
+    for (const auto& name : timing_names_) out->timings.push_back({name, {}, {}});
+  // Every entry is written below, block by block.
+  out->plugin_scores.resize(n * n_scores);
+  const std::size_t block = per_node_ ? kBlock : std::max<std::size_t>(n, 1);
+  const std::size_t rows = std::min(block, n);
+  buf.scratch.resize(rows);
+  buf.status.resize(rows);
+  buf.ok.resize(rows);
+  buf.column.resize(rows);
+  if (options.all_reasons) {
+    buf.one.resize(rows);
+    buf.reasons_used = true;
+  }
   for (auto& s : buf.status) s = Status();  // moved-from last call: reset the code too
-  std::vector<NodeScratch>& scratch = buf.scratch;
-  std::vector<Status>& status = buf.status;
-  if (!options.all_reasons) buf.ok.assign(n, 1);
-  for (const auto& [name, filter] : filters_) {
+  double best_score = -1;
+  for (std::size_t begin = 0; begin < n; begin += block)
+    EvaluateBlock(nodes.subspan(begin, std::min(block, n - begin)), begin, options, out,
+                  &best_score);
+}
+
+void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t begin,
+                           const RunOptions& options, Evaluation* out, double* best_score) const {
+  using Steady = std::chrono::steady_clock;
+  const std::size_t n = nodes.size();
+  const std::size_t n_scores = scores_.size();
+  // Plugin-major loops over the block: one virtual call per plugin, not per node.
+  Evaluation::Buffers& buf = out->buffers;
+  const std::span<NodeScratch> scratch(buf.scratch.data(), n);
+  const std::span<Status> status(buf.status.data(), n);
+  std::fill(scratch.begin(), scratch.end(), NodeScratch{});
+  if (!options.all_reasons) std::fill_n(buf.ok.begin(), n, 1);
+  for (std::size_t f = 0; f < filters_.size(); ++f) {
+    const auto& [name, filter] = filters_[f];
     const auto t0 = options.time_plugins ? Steady::now() : Steady::time_point{};
     if (options.all_reasons) {
-      std::vector<Status>& one = buf.one;
-      one.resize(n);
+      const std::span<Status> one(buf.one.data(), n);
       for (auto& s : one) s = Status();
       filter->FilterBatch(out->cycle, nodes, scratch, one, true);
       for (std::size_t i = 0; i < n; ++i) {
         if (one[i].ok()) continue;
         one[i].Tag(name);
         if (status[i].ok()) status[i] = one[i];
-        out->nodes[i].reasons.push_back(std::move(one[i]));
+        out->nodes[begin + i].reasons.push_back(std::move(one[i]));
       }
     } else {
       filter->FilterBatch(out->cycle, nodes, scratch, status, false);
@@ -115,49 +156,47 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
         buf.ok[i] = now;
       }
     }
-    if (options.time_plugins) out->timings.push_back({name, Steady::now() - t0, {}});
+    if (options.time_plugins) out->timings[filter_timing_[f]].filter += Steady::now() - t0;
   }
 
-  std::vector<double>& column = buf.column;
-  column.resize(n);
+  const std::span<double> column(buf.column.data(), n);
+  double* const plugin_scores = out->plugin_scores.data() + begin * n_scores;
   for (std::size_t p = 0; p < n_scores; ++p) {
     const auto t0 = options.time_plugins ? Steady::now() : Steady::time_point{};
     std::fill(column.begin(), column.end(), 0.0);
     scores_[p].plugin->ScoreBatch(out->cycle, nodes, scratch, status, column);
     for (std::size_t i = 0; i < n; ++i) {
+      double& cell = plugin_scores[i * n_scores + p];
+      cell = 0;
       if (!status[i].ok()) continue;
       const double s = column[i];
       if (!(s >= 0 && s <= 100)) {
         // A plugin bug must not silently favour or bury a node.
         status[i] = Status::Error(fmt::format("score {} outside [0, 100]", s)).Tag(scores_[p].name);
-        if (options.all_reasons) out->nodes[i].reasons.push_back(status[i]);
+        if (options.all_reasons) out->nodes[begin + i].reasons.push_back(status[i]);
         continue;
       }
-      out->plugin_scores[i * n_scores + p] = s;
+      cell = s;
     }
-    if (options.time_plugins) {
-      auto it = std::find_if(out->timings.begin(), out->timings.end(),
-                             [&](const PluginTiming& t) { return t.plugin == scores_[p].name; });
-      if (it == out->timings.end())
-        it = out->timings.insert(out->timings.end(), {scores_[p].name, {}, {}});
-      it->score = Steady::now() - t0;
-    }
+    if (options.time_plugins) out->timings[score_timing_[p]].score += Steady::now() - t0;
   }
 
-  double best_score = -1;
   for (std::size_t i = 0; i < n; ++i) {
-    NodeResult& r = out->nodes[i];
+    NodeResult& r = out->nodes[begin + i];
+    r.node = nodes[i];
     r.status = std::move(status[i]);
+    status[i] = Status();  // ready for the next block
     r.gpus = scratch[i].gpus;
     r.placed = scratch[i].placed;
+    r.score = 0;
     if (!r.status.ok()) continue;
     double total = 0;
     for (std::size_t p = 0; p < n_scores; ++p)
-      total += scores_[p].weight * out->plugin_scores[i * n_scores + p];
+      total += scores_[p].weight * plugin_scores[i * n_scores + p];
     r.score = weight_sum_ > 0 ? total / weight_sum_ : 0;
-    if (r.score > best_score) {
-      best_score = r.score;
-      out->best = static_cast<int>(i);
+    if (r.score > *best_score) {
+      *best_score = r.score;
+      out->best = static_cast<int>(begin + i);
     }
   }
 }

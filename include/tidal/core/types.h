@@ -1,6 +1,9 @@
 #pragma once
 // The load model's data types, shared by every layer.
+#include <algorithm>
+#include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -65,15 +68,84 @@ struct LoadVector {
   double await_ms = 0;    // storage await
 };
 
+// A vector that keeps up to N elements inside its owner (no allocation of its own,
+// the owner's cache lines) and moves them to the heap beyond N.
+template <class T, std::size_t N>
+class InlineVector {
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T* data() const { return size_ <= N ? inline_.data() : heap_.data(); }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+  const T& operator[](std::size_t i) const { return data()[i]; }
+  const T& back() const { return data()[size_ - 1]; }
+  void clear() {
+    size_ = 0;
+    heap_.clear();
+  }
+  void push_back(const T& value) {
+    if (size_ < N) {
+      inline_[size_++] = value;
+      return;
+    }
+    if (size_ == N) heap_.assign(inline_.begin(), inline_.end());
+    heap_.push_back(value);
+    ++size_;
+  }
+  friend bool operator==(const InlineVector& a, const InlineVector& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  std::size_t size_ = 0;  // first: data() reads it with the inline elements
+  std::array<T, N> inline_{};
+  std::vector<T> heap_;
+};
+
+// Nodes with at most this many GPUs keep their per-GPU placement data inline.
+inline constexpr std::size_t kInlineGpus = 8;
+
 struct NodeState {
+  // The fields a filter and score read for every node come first, together, so
+  // that a request touches the first few cache lines of each node and nothing
+  // behind a pointer (at 5 000 nodes the rest does not stay in cache).
+  //
+  // Derived by Finalize():
+  LoadVector load;
+  Bytes max_gpu_free = 0;
+  Bytes gpu_memory_used = 0;   // Σ over GPUs
+  Bytes gpu_memory_total = 0;  // Σ over GPUs
+  int max_nvlink_links = 0;    // max(0, links of every peer entry of every GPU)
+  // The link count of every pair of GPUs as the placer reads it (the first peer
+  // entry of the GPU later in `gpus`, 0 without one) when every pair has the same,
+  // as on NVSwitch nodes (0: no peer entry at all); -1 otherwise. Only set for
+  // nodes whose GPUs have the inline order below.
+  int uniform_nvlink_links = -1;
+  bool has_nvlink_peers = false;  // some GPU lists a peer entry (whatever its links)
+  // For at most kInlineGpus GPUs with distinct indices in [0, kMaxGpusPerNode):
+  // their number, positions in `gpus` by increasing free memory (lower index first
+  // on ties), and the GPU index at each position. inline_gpus is 0 otherwise.
+  std::uint8_t inline_gpus = 0;
+  std::uint8_t positions_by_free[kInlineGpus] = {};
+  std::int8_t gpu_index[kInlineGpus] = {};
+  // Inputs read on the hot path:
+  bool metrics_known = true;  // false: the node's own series are missing or old
+  bool has_load_trend = false;
+  int allocatable_gpus = -1;  // -1: unknown (taken as the number of GPUs)
+  // Where `load` is expected to go by request time + horizon (forecast − last
+  // sample), set by the extender or simulator when loadForecast is on. Kept as a
+  // change so that reservations added to `load` still count.
+  LoadVector load_trend;
+  // Derived: per GPU position in `gpus`; -1: no free slot.
+  InlineVector<Bytes, kInlineGpus> gpu_free;
+
   std::string name;
   Labels labels;
-  int allocatable_gpus = -1;  // -1: unknown (taken as the number of GPUs)
   std::vector<Gpu> gpus;
   double storage_await_ms = 0;
   double nvlink_competition = 0;
   TimeMs sample_time_ms = 0;
-  bool metrics_known = true;  // false: the node's own series are missing or old
   // What the API server knows (requests, not usage): for kube-scheduler's own
   // resource fit and scoring, and for the fallback's remaining allocatable GPUs.
   std::int64_t cpu_milli_allocatable = 0;
@@ -85,24 +157,16 @@ struct NodeState {
   // a GPU, bit n (1..63) a pod of n whole GPUs.
   std::uint64_t gpu_pod_kinds = 0;
 
-  // Where `load` is expected to go by request time + horizon (forecast − last
-  // sample), set by the extender or simulator when loadForecast is on. Kept as a
-  // change so that reservations added to `load` still count.
-  LoadVector load_trend;
-  bool has_load_trend = false;
-
-  // Derived by Finalize(): read by the policies on the hot path.
-  LoadVector load;
-  std::vector<Bytes> gpu_free;  // per GPU position in `gpus`; -1: no free slot
-  Bytes max_gpu_free = 0;
-  Bytes gpu_memory_used = 0;                             // Σ over GPUs
-  Bytes gpu_memory_total = 0;                            // Σ over GPUs
+  // Derived by Finalize(), read by multi-GPU placement on other topologies.
   std::uint64_t nvlink_adjacency[kMaxGpusPerNode] = {};  // bit j set: GPU i and j are linked
-  int max_nvlink_links = 0;       // max(0, links of every peer entry of every GPU)
-  bool has_nvlink_peers = false;  // some GPU lists a peer entry (whatever its links)
 
   // Recomputes the derived fields; call after changing GPUs or loads.
   void Finalize();
+
+ private:
+  void FinalizeInlineGpus();
+
+ public:
   int AllocatableGpus() const {
     return allocatable_gpus >= 0 ? allocatable_gpus : static_cast<int>(gpus.size());
   }

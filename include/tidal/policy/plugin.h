@@ -15,23 +15,28 @@ struct CycleState {
   const PodDemand* pod = nullptr;
   EffectiveThresholds thresholds;
   Bytes memory_need_per_gpu = 0;  // declared or estimated
-  bool uses_nvlink = false;     // required or auto-detected: NVLink load counts for it
-  bool nvlink_required = false; // explicitly required: multi-GPU sets must be linked
+  bool uses_nvlink = false;       // required or auto-detected: NVLink load counts for it
+  bool nvlink_required = false;   // explicitly required: multi-GPU sets must be linked
   int nvlink_slots_per_gpu = 2;
 };
 
 // Per-node data produced by filters and read by scorers (the chosen GPUs).
 struct NodeScratch {
   GpuSet gpus;
-  int nvlink_links = 0;    // links inside the chosen set, summed over pairs
-  Bytes fit_slack = 0;     // Σ(free − need) over the chosen GPUs
-  bool placed = false;     // a placer chose GPUs for this node
+  int nvlink_links = 0;  // links inside the chosen set, summed over pairs
+  Bytes fit_slack = 0;   // Σ(free − need) over the chosen GPUs
+  bool placed = false;   // a placer chose GPUs for this node
 };
 
 class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view Name() const = 0;
+  // True when its verdict and score for a node depend on that node alone. The
+  // runner then evaluates nodes in blocks that stay in cache; a plugin that
+  // compares nodes with each other (normalises over the batch) says false and
+  // gets every node in one batch.
+  virtual bool PerNode() const { return true; }
 };
 
 class FilterPlugin : public virtual Plugin {
@@ -57,8 +62,7 @@ template <class Derived>
 class FilterEachNode : public FilterPlugin {
  public:
   void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                   std::span<NodeScratch> scratch, std::span<Status> status,
-                   bool all) const final {
+                   std::span<NodeScratch> scratch, std::span<Status> status, bool all) const final {
     const auto& self = static_cast<const Derived&>(*this);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (!all && !status[i].ok()) continue;

@@ -20,7 +20,7 @@ struct NodeResult {
   std::vector<Status> reasons;  // every failure (only with RunOptions::all_reasons)
   GpuSet gpus;                  // chosen by the placer, when one ran
   bool placed = false;
-  double score = 0;             // final, 0..100, for feasible nodes
+  double score = 0;  // final, 0..100, for feasible nodes
   bool feasible() const { return status.ok(); }
 };
 
@@ -33,7 +33,7 @@ struct PluginTiming {
 struct Evaluation {
   Status pod_status;  // unresolvable everywhere (e.g. a malformed annotation)
   CycleState cycle;
-  std::vector<NodeResult> nodes;        // in input order
+  std::vector<NodeResult> nodes;         // in input order
   std::vector<std::string> score_names;  // score plugins, in order
   std::vector<double> plugin_scores;     // [node][score plugin], row-major
   std::vector<PluginTiming> timings;
@@ -42,12 +42,14 @@ struct Evaluation {
   // Working storage of Runner::Evaluate, not part of the result: kept here so that
   // an Evaluation reused across calls (the extender's hot path) allocates nothing
   // once warm.
+  // The buffers hold one block of nodes (see Runner::kBlock).
   struct Buffers {
     std::vector<NodeScratch> scratch;
     std::vector<Status> status;  // verdict so far, per node
     std::vector<Status> one;     // one filter's verdicts (all_reasons)
     std::vector<char> ok;        // status[i].ok() before the current filter
     std::vector<double> column;  // one score plugin's scores
+    bool reasons_used = false;   // some NodeResult::reasons may be non-empty
   } buffers;
 
   double PluginScore(std::size_t node, std::size_t plugin) const {
@@ -57,7 +59,8 @@ struct Evaluation {
 };
 
 struct RunOptions {
-  bool all_reasons = false;  // run every filter on every node (explain), not just until the first failure
+  bool all_reasons =
+      false;  // run every filter on every node (explain), not just until the first failure
   bool time_plugins = true;
 };
 
@@ -79,6 +82,9 @@ class Runner {
                       const RunOptions& options = {}) const;
 
   const PolicyConfig& config() const { return config_; }
+  // Nodes evaluated together when every plugin is PerNode: each plugin runs over a
+  // block while its nodes and working storage are still in cache.
+  static constexpr std::size_t kBlock = 128;
   // Learned memory estimates for undeclared pods (memoryLearning); the learner
   // outlives the runner. Null: DESIGN §5's rule alone.
   void SetLearnedMemory(const MemoryLearner* learned) { learned_ = learned; }
@@ -90,12 +96,20 @@ class Runner {
     double weight;
   };
   void Add(std::unique_ptr<Plugin> plugin, double weight, bool use_score = true);
+  // Filters then scores nodes [begin, begin + block.size()) into out.
+  void EvaluateBlock(std::span<const NodeState* const> block, std::size_t begin,
+                     const RunOptions& options, Evaluation* out, double* best_score) const;
 
   PolicyConfig config_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::vector<std::pair<std::string, const FilterPlugin*>> filters_;
   std::vector<Score> scores_;
   double weight_sum_ = 0;
+  bool per_node_ = true;  // every plugin is PerNode
+  // Evaluation::timings as filled when plugins are timed: the filters, then the
+  // score plugins that are not also filters; each plugin's row.
+  std::vector<std::string> timing_names_;
+  std::vector<std::size_t> filter_timing_, score_timing_;
   const MemoryLearner* learned_ = nullptr;
 };
 

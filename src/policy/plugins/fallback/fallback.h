@@ -15,6 +15,8 @@ class Fallback final : public FilterPlugin, public ScorePlugin {
  public:
   explicit Fallback(FallbackArgs args) : args_(std::move(args)) {}
   std::string_view Name() const override { return "fallback"; }
+  // Scores relative to the node with the most GPUs left in the batch.
+  bool PerNode() const override { return false; }
   void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
                    std::span<NodeScratch> scratch, std::span<Status> status,
                    bool all) const override;

@@ -222,7 +222,8 @@ class BoundedCliqueSearch {
         add += c_.Links(later, earlier);
       }
       if (!linked) continue;
-      const std::uint64_t next_bits = bits | (std::uint64_t{1} << c_[static_cast<std::size_t>(p)].index);
+      const std::uint64_t next_bits =
+          bits | (std::uint64_t{1} << c_[static_cast<std::size_t>(p)].index);
       if (*have_) {
         const long bound = links + add + PairsToAdd(depth + 1, r) * max_links_;
         if (bound < best_->links) continue;
@@ -324,16 +325,45 @@ bool ChooseOne(const NodeState& node, Bytes need, GpuChoice* out) {
     }
   }
   if (best < 0) return false;
-  out->gpus.Add(node.gpus[best].index);
+  out->gpus.Add(node.inline_gpus > 0 ? node.gpu_index[best] : node.gpus[best].index);
   out->slack = best_free - need;
+  return true;
+}
+
+// Every pair of GPUs linked alike (NVSwitch), or none linked: every k-set then has
+// the same links, so the best set under Better is the k tightest candidates, lower
+// index first on equal free memory (the smallest bitmask among the sets of least
+// slack). The same choice as the searches below, read off the node's order by free
+// memory. Returns false when it does not apply (`*applies` false) or no set fits.
+bool ChooseUniform(const NodeState& node, int count, Bytes need, bool require_nvlink,
+                   bool prefer_links, int exhaustive_limit, GpuChoice* out, bool* applies) {
+  const int links = node.uniform_nvlink_links;
+  *applies = node.inline_gpus > 0 && links >= 0 && (links == 0 ? !require_nvlink : prefer_links);
+  if (!*applies) return false;
+  const int n = node.inline_gpus;
+  int first = 0;  // the first candidate in the order by free memory
+  while (first < n && node.gpu_free[node.positions_by_free[first]] < need) ++first;
+  const int candidates = n - first;
+  // The greedy search, used beyond the limit, breaks ties in another order.
+  if (candidates > exhaustive_limit) {
+    *applies = false;
+    return false;
+  }
+  if (candidates < count) return false;
+  for (int s = first; s < first + count; ++s) {
+    const int p = node.positions_by_free[s];
+    out->gpus.Add(node.gpu_index[p]);
+    out->slack += node.gpu_free[p] - need;
+  }
+  out->links = links * count * (count - 1) / 2;
   return true;
 }
 
 // Out of line: its frame holds the candidate table (about 20 KiB), which the
 // single-GPU path should not pay for (stack probes on entry).
-[[gnu::noinline]] bool ChooseMany(const NodeState& node, int count, Bytes need,
-                                  bool require_nvlink, bool prefer_links, int exhaustive_limit,
-                                  bool bounded, GpuChoice* out) {
+[[gnu::noinline]] bool ChooseMany(const NodeState& node, int count, Bytes need, bool require_nvlink,
+                                  bool prefer_links, int exhaustive_limit, bool bounded,
+                                  GpuChoice* out) {
   const Candidates c(node, need);
   if (static_cast<int>(c.size()) < count) return false;
   bool have = false;
@@ -358,6 +388,11 @@ bool ChooseGpus(const NodeState& node, int count, Bytes need, bool require_nvlin
   *out = GpuChoice{};
   if (count <= 0) return true;
   if (count == 1) return ChooseOne(node, need, out);
+  bool applies = false;
+  const bool fits = ChooseUniform(node, count, need, require_nvlink, prefer_links, exhaustive_limit,
+                                  out, &applies);
+  if (applies) return fits;
+  *out = GpuChoice{};
   return ChooseMany(node, count, need, require_nvlink, prefer_links, exhaustive_limit, true, out);
 }
 
@@ -380,9 +415,11 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
                               {Status::Int(k), Status::Int(node.allocatable_gpus)});
     return Status::Fits();
   }
-  if (static_cast<int>(node.gpus.size()) < k)
+  // gpu_free has one entry per GPU and sits with the node's hot fields.
+  const std::size_t gpus = node.gpu_free.size();
+  if (static_cast<int>(gpus) < k)
     return Status::Deferred(Code::kUnresolvable, TooFewGpusReason,
-                            {Status::Int(k), Status::Int(static_cast<std::int64_t>(node.gpus.size()))});
+                            {Status::Int(k), Status::Int(static_cast<std::int64_t>(gpus))});
   const Bytes need = cycle.memory_need_per_gpu;
   // Only an explicit request makes links a hard constraint; auto-detection prefers them.
   const bool require = cycle.nvlink_required && k >= 2;
@@ -398,7 +435,7 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
     if (fitting >= k)
       return Status::Deferred(Code::kUnfit, NoCliqueReason, {Status::Int(k), Status::Int(need)});
     return Status::Deferred(Code::kUnfit, TooLittleMemoryReason,
-                            {Status::Int(fitting), Status::Int(static_cast<std::int64_t>(node.gpus.size())),
+                            {Status::Int(fitting), Status::Int(static_cast<std::int64_t>(gpus)),
                              Status::Int(need), Status::Int(node.max_gpu_free), Status::Int(k)});
   }
   scratch.gpus = choice.gpus;

@@ -1,14 +1,14 @@
 #include "policy/plugins/gpufit/gpufit.h"
 
-#include <fstream>
-#include <sstream>
-
-#include <random>
 #include <gtest/gtest.h>
 
-#include "tidal/policy/topology.h"
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <sstream>
 
 #include "testing/builders.h"
+#include "tidal/policy/topology.h"
 
 namespace tidal {
 namespace {
@@ -17,11 +17,7 @@ using namespace tidal::testing;
 
 // The brief's case: a node with one GPU nearly full and one with 36 GB free.
 NodeState OomCaseNode() {
-  return NodeBuilder("n")
-      .Gpus(2, 48 * kGi)
-      .Used(0, 46 * kGi)
-      .Used(1, 12 * kGi)
-      .Build();
+  return NodeBuilder("n").Gpus(2, 48 * kGi).Used(0, 46 * kGi).Used(1, 12 * kGi).Build();
 }
 
 // DGX-1 style hybrid cube mesh (V100): 0-1-2-3 and 4-5-6-7 fully linked inside,
@@ -47,45 +43,114 @@ struct Case {
 
 TEST(GpuFit, PlacesInRealFreeMemoryAndOnNvlink) {
   const Case cases[] = {
-      {"one GPU goes where it really fits, not on the full GPU", OomCaseNode(),
-       PodBuilder().Gpus(1).Memory(20 * kGi).Build(), true, Code::kFits, {1}, ""},
+      {"one GPU goes where it really fits, not on the full GPU",
+       OomCaseNode(),
+       PodBuilder().Gpus(1).Memory(20 * kGi).Build(),
+       true,
+       Code::kFits,
+       {1},
+       ""},
       {"tightest fit among several that fit",
-       NodeBuilder("n").Gpus(3, 24 * kGi).Used(0, 2 * kGi).Used(1, 10 * kGi).Used(2, 4 * kGi).Build(),
-       PodBuilder().Gpus(1).Memory(12 * kGi).Build(), true, Code::kFits, {1}, ""},
-      {"equal free memory: lowest index", NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
-       PodBuilder().Gpus(1).Memory(4 * kGi).Build(), true, Code::kFits, {0}, ""},
-      {"no GPU has the memory: unfit with numbers", OomCaseNode(),
-       PodBuilder().Gpus(1).Memory(40 * kGi).Build(), false, Code::kUnfit, {},
+       NodeBuilder("n")
+           .Gpus(3, 24 * kGi)
+           .Used(0, 2 * kGi)
+           .Used(1, 10 * kGi)
+           .Used(2, 4 * kGi)
+           .Build(),
+       PodBuilder().Gpus(1).Memory(12 * kGi).Build(),
+       true,
+       Code::kFits,
+       {1},
+       ""},
+      {"equal free memory: lowest index",
+       NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
+       PodBuilder().Gpus(1).Memory(4 * kGi).Build(),
+       true,
+       Code::kFits,
+       {0},
+       ""},
+      {"no GPU has the memory: unfit with numbers",
+       OomCaseNode(),
+       PodBuilder().Gpus(1).Memory(40 * kGi).Build(),
+       false,
+       Code::kUnfit,
+       {},
        "0 of 2 GPUs have 40Gi free (largest free 36Gi), pod needs 1"},
-      {"more GPUs than the node has: unresolvable", NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
-       PodBuilder().Gpus(8).Memory(1 * kGi).Build(), false, Code::kUnresolvable, {},
+      {"more GPUs than the node has: unresolvable",
+       NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
+       PodBuilder().Gpus(8).Memory(1 * kGi).Build(),
+       false,
+       Code::kUnresolvable,
+       {},
        "pod needs 8 GPUs, node has 4"},
-      {"a pod with no GPUs always fits", NodeBuilder("n").Build(), PodBuilder().Build(), true,
-       Code::kFits, {}, ""},
-      {"required NVLink on a PCIe-only node: unresolvable", NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
-       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), false, Code::kUnresolvable, {},
+      {"a pod with no GPUs always fits",
+       NodeBuilder("n").Build(),
+       PodBuilder().Build(),
+       true,
+       Code::kFits,
+       {},
+       ""},
+      {"required NVLink on a PCIe-only node: unresolvable",
+       NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
+       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(),
+       false,
+       Code::kUnresolvable,
+       {},
        "pod requires NVLink across 2 GPUs, node has none"},
-      {"detected NVLink on a PCIe-only node still fits", NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
-       PodBuilder().Gpus(2).Memory(8 * kGi).Image("pytorch/pytorch:2.1").Build(), true, Code::kFits,
-       {0, 1}, ""},
+      {"detected NVLink on a PCIe-only node still fits",
+       NodeBuilder("n").Gpus(4, 24 * kGi).Build(),
+       PodBuilder().Gpus(2).Memory(8 * kGi).Image("pytorch/pytorch:2.1").Build(),
+       true,
+       Code::kFits,
+       {0, 1},
+       ""},
       {"required NVLink picks the linked pair",
        NodeBuilder("n").Gpus(4, 24 * kGi).Link(1, 3, 4).Build(),
-       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), true, Code::kFits, {1, 3}, ""},
+       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(),
+       true,
+       Code::kFits,
+       {1, 3},
+       ""},
       {"required NVLink: the linked pair lacks memory",
        NodeBuilder("n").Gpus(4, 24 * kGi).Link(1, 3, 4).Used(3, 20 * kGi).Build(),
-       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), false, Code::kUnfit, {},
+       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(),
+       false,
+       Code::kUnfit,
+       {},
        "no 2 NVLink-connected GPUs with 8Gi free each"},
-      {"cube mesh: the pair with two links wins", CubeMesh(),
-       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), true, Code::kFits, {1, 2}, ""},
-      {"cube mesh: four GPUs inside one quad", CubeMesh(),
-       PodBuilder().Gpus(4).Memory(8 * kGi).NvlinkRequired().Build(), true, Code::kFits,
-       {0, 1, 2, 3}, ""},
-      {"cube mesh: no 5-clique exists", CubeMesh(),
-       PodBuilder().Gpus(5).Memory(8 * kGi).NvlinkRequired().Build(), false, Code::kUnfit, {},
+      {"cube mesh: the pair with two links wins",
+       CubeMesh(),
+       PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(),
+       true,
+       Code::kFits,
+       {1, 2},
+       ""},
+      {"cube mesh: four GPUs inside one quad",
+       CubeMesh(),
+       PodBuilder().Gpus(4).Memory(8 * kGi).NvlinkRequired().Build(),
+       true,
+       Code::kFits,
+       {0, 1, 2, 3},
+       ""},
+      {"cube mesh: no 5-clique exists",
+       CubeMesh(),
+       PodBuilder().Gpus(5).Memory(8 * kGi).NvlinkRequired().Build(),
+       false,
+       Code::kUnfit,
+       {},
        "no 5 NVLink-connected GPUs"},
       {"NVSwitch: all pairs equal, tightest memory decides",
-       NodeBuilder("n").Gpus(4, 80 * kGi, "A100").FullyLinked(12).Used(2, 30 * kGi).Used(3, 30 * kGi).Build(),
-       PodBuilder().Gpus(2).Memory(40 * kGi).NvlinkRequired().Build(), true, Code::kFits, {2, 3}, ""},
+       NodeBuilder("n")
+           .Gpus(4, 80 * kGi, "A100")
+           .FullyLinked(12)
+           .Used(2, 30 * kGi)
+           .Used(3, 30 * kGi)
+           .Build(),
+       PodBuilder().Gpus(2).Memory(40 * kGi).NvlinkRequired().Build(),
+       true,
+       Code::kFits,
+       {2, 3},
+       ""},
   };
   GpuFit plugin{GpuFitArgs{}};
   const PolicyConfig config = DefaultPolicyConfig();
@@ -111,7 +176,8 @@ TEST(GpuFit, ScorePrefersBetterLinkedSets) {
   GpuFit plugin{GpuFitArgs{}};
   const NodeState mesh = CubeMesh();
   // Fill the double-link pairs so only single-link pairs remain in quad 0..3.
-  NodeState partial = NodeBuilder("p").Gpus(4, 16 * kGi).Link(0, 1, 1).Link(2, 3, 2).Used(2, 16 * kGi).Build();
+  NodeState partial =
+      NodeBuilder("p").Gpus(4, 16 * kGi).Link(0, 1, 1).Link(2, 3, 2).Used(2, 16 * kGi).Build();
   NodeScratch a, b;
   ASSERT_TRUE(plugin.FilterOne(cycle, mesh, a).ok());
   ASSERT_TRUE(plugin.FilterOne(cycle, partial, b).ok());
@@ -136,9 +202,11 @@ TEST(GpuFit, GreedySearchOnLargeNodesStillFindsCliques) {
 
 TEST(GpuFitArgs, Validation) {
   ConfigErrors errors;
-  EXPECT_EQ(NewGpuFit(YAML::Load("{exhaustiveSearchLimit: 40}"), "plugins.gpufit.args", errors), nullptr);
-  EXPECT_EQ(errors.items(),
-            std::vector<std::string>{"plugins.gpufit.args.exhaustiveSearchLimit: 40 is outside [1, 24]"});
+  EXPECT_EQ(NewGpuFit(YAML::Load("{exhaustiveSearchLimit: 40}"), "plugins.gpufit.args", errors),
+            nullptr);
+  EXPECT_EQ(
+      errors.items(),
+      std::vector<std::string>{"plugins.gpufit.args.exhaustiveSearchLimit: 40 is outside [1, 24]"});
   ConfigErrors ok;
   EXPECT_NE(NewGpuFit(YAML::Node(), "plugins.gpufit.args", ok), nullptr);
   EXPECT_TRUE(ok.empty());
@@ -163,7 +231,8 @@ NodeState FromTopology(const std::string& file, Bytes memory) {
   NodeBuilder b(file);
   b.Gpus(static_cast<int>(topo.gpus.size()), memory);
   NodeState n = b.Build();
-  for (std::size_t g = 0; g < n.gpus.size(); ++g) n.gpus[g].nvlink_peers = topo.PeersOf(static_cast<int>(g));
+  for (std::size_t g = 0; g < n.gpus.size(); ++g)
+    n.gpus[g].nvlink_peers = topo.PeersOf(static_cast<int>(g));
   n.Finalize();
   return n;
 }
@@ -185,12 +254,17 @@ TEST(GpuFit, CliqueChoiceOnRealTopologies) {
     int want_links;  // links inside the chosen set
   };
   const TopoCase cases[] = {
-      {"DGX-1 V100 cube mesh: best pair has 2 links", "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt", 2, true, 2},
-      {"DGX-1 V100 cube mesh: a linked quad", "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt", 4, true, 9},
-      {"DGX-1 V100 cube mesh: no linked 5-set", "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt", 5, false, 0},
-      {"A100 NVSwitch: any 8 are linked, NV12 each pair", "topo-m_a100-sxm4-80gbx8_nv12_8nic.txt", 8, true, 28 * 12},
+      {"DGX-1 V100 cube mesh: best pair has 2 links",
+       "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt", 2, true, 2},
+      {"DGX-1 V100 cube mesh: a linked quad", "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt",
+       4, true, 9},
+      {"DGX-1 V100 cube mesh: no linked 5-set", "topo-m_v100-sxm2x8_dgx1-hybrid-cube-mesh_1nic.txt",
+       5, false, 0},
+      {"A100 NVSwitch: any 8 are linked, NV12 each pair", "topo-m_a100-sxm4-80gbx8_nv12_8nic.txt",
+       8, true, 28 * 12},
       {"H100 NV18: 4 GPUs", "topo-m_h100x8_nv18_no-nic.txt", 4, true, 6 * 18},
-      {"PCIe only: required NVLink never fits", "topo-m_pcie4gpu_pix-pairs_sys_gpu008.txt", 2, false, 0},
+      {"PCIe only: required NVLink never fits", "topo-m_pcie4gpu_pix-pairs_sys_gpu008.txt", 2,
+       false, 0},
   };
   const PolicyConfig config = DefaultPolicyConfig();
   GpuFit plugin{GpuFitArgs{}};
@@ -215,14 +289,20 @@ TEST(GpuFit, BoundedCliqueSearchChoosesAsExhaustive) {
   struct Shape {
     const char* name;
     int gpus;
-    int free_levels;   // distinct used-memory levels: few levels, many slack ties
-    bool nvswitch;     // every pair 12 links, both ways
-    bool odd_entries;  // one-sided, zero, negative, repeated and out-of-range peers
+    int free_levels;        // distinct used-memory levels: few levels, many slack ties
+    bool nvswitch;          // every pair 12 links, both ways
+    bool odd_entries;       // one-sided, zero, negative, repeated and out-of-range peers
+    bool no_links = false;  // PCIe only: no peer entry at all
+    bool reversed = false;  // GPUs listed by decreasing index
   };
   const Shape shapes[] = {
       {"NVSwitch, free memory all different", 8, 0, true, false},
       {"NVSwitch, free memory on two levels", 8, 2, true, false},
       {"NVSwitch, all GPUs idle", 8, 1, true, false},
+      {"NVSwitch listed by decreasing index, two levels", 8, 2, true, false, false, true},
+      {"NVSwitch, 4 GPUs on three levels", 4, 3, true, false},
+      {"PCIe only, two levels", 8, 2, false, false, true},
+      {"PCIe only listed by decreasing index", 8, 3, false, false, true, true},
       {"mixed links, symmetric", 8, 3, false, false},
       {"mixed links with odd peer entries", 8, 3, false, true},
       {"12 GPUs, mixed links with odd peer entries", 12, 4, false, true},
@@ -240,7 +320,11 @@ TEST(GpuFit, BoundedCliqueSearchChoosesAsExhaustive) {
                                       : below(sh.free_levels) * 16 * kGi);
       if (sh.nvswitch) b.FullyLinked(12);
       NodeState node = b.Build();
-      if (!sh.nvswitch) {
+      if (sh.reversed) {
+        std::reverse(node.gpus.begin(), node.gpus.end());
+        node.Finalize();
+      }
+      if (!sh.nvswitch && !sh.no_links) {
         const int links[] = {1, 1, 2, 4};
         for (int x = 0; x < sh.gpus; ++x)
           for (int y = x + 1; y < sh.gpus; ++y)
@@ -252,23 +336,28 @@ TEST(GpuFit, BoundedCliqueSearchChoosesAsExhaustive) {
           for (int e = 0; e < 6; ++e) {
             const int odd_links[] = {-1, 0, 3, 7};
             const int peers[] = {below(sh.gpus), below(sh.gpus), -1, 70};
-            node.gpus[below(sh.gpus)].nvlink_peers.push_back({peers[below(4)], odd_links[below(4)]});
+            node.gpus[below(sh.gpus)].nvlink_peers.push_back(
+                {peers[below(4)], odd_links[below(4)]});
           }
         node.Finalize();
       }
-      for (int k = 2; k <= 5; ++k)
-        for (bool require : {false, true}) {
-          const Bytes need = Bytes{below(4)} * 10 * kGi;
-          GpuChoice got, want;
-          const bool got_fit = ChooseGpus(node, k, need, require, true, 24, &got);
-          const bool want_fit = ChooseGpusExhaustive(node, k, need, require, true, &want);
-          ++compared;
-          fitted += want_fit ? 1 : 0;
-          ASSERT_EQ(got_fit, want_fit) << "trial " << trial << " k " << k;
-          EXPECT_EQ(got.gpus.bits(), want.gpus.bits()) << "trial " << trial << " k " << k;
-          EXPECT_EQ(got.links, want.links) << "trial " << trial << " k " << k;
-          EXPECT_EQ(got.slack, want.slack) << "trial " << trial << " k " << k;
-        }
+      for (int k = 2; k <= std::min(5, sh.gpus); ++k)
+        for (bool require : {false, true})
+          for (bool prefer : {true, false}) {
+            const Bytes need = Bytes{below(4)} * 10 * kGi;
+            GpuChoice got, want;
+            const bool got_fit = ChooseGpus(node, k, need, require, prefer, 24, &got);
+            const bool want_fit = ChooseGpusExhaustive(node, k, need, require, prefer, &want);
+            ++compared;
+            fitted += want_fit ? 1 : 0;
+            const auto where = ::testing::Message()
+                               << "trial " << trial << " k " << k << " require " << require
+                               << " prefer " << prefer;
+            ASSERT_EQ(got_fit, want_fit) << where;
+            EXPECT_EQ(got.gpus.bits(), want.gpus.bits()) << where;
+            EXPECT_EQ(got.links, want.links) << where;
+            EXPECT_EQ(got.slack, want.slack) << where;
+          }
     }
   }
   // The sweep must reach both outcomes to mean anything.
