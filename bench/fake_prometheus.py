@@ -68,7 +68,7 @@ def body(kind, arg, query):
         rows = [(l, v) for l, v in series if families is None or l["__name__"] in families]
         first = nodes[0]
         if kind in ("nan", "inf"):
-            want = "ai_gpu_memory_used_bytes" if kind == "nan" else "ai_storage_await_ms"
+            want = "ai_gpu_memory_used_bytes" if kind == "nan" else "ai_storage_await_seconds"
             for i, (l, v) in enumerate(rows):
                 if l["__name__"] == want and l.get("node") == first:
                     rows[i] = (l, "NaN" if kind == "nan" else "+Inf")

@@ -16,7 +16,7 @@ work, n = sys.argv[1], int(sys.argv[2])
 rng = random.Random(42)
 total = 80 * 2**30
 fam = {k: [] for k in ["ai_gpu_memory_used_bytes", "ai_gpu_memory_total_bytes", "ai_gpu_nvlink_peer_links",
-                       "ai_nvlink_competition_index", "ai_storage_await_ms", "ai_collector_up"]}
+                       "ai_nvlink_competition_index", "ai_storage_await_seconds", "ai_collector_up"]}
 names = []
 for i in range(n):
     node = f"gpu-node-{i}"
@@ -31,7 +31,8 @@ for i in range(n):
                 if p != g:
                     fam["ai_gpu_nvlink_peer_links"].append(f'{{node="{node}",gpu_id="{g}",peer_gpu_id="{p}"}} 12')
     fam["ai_nvlink_competition_index"].append(f'{{node="{node}"}} {rng.random() * 0.7:.3f}')
-    fam["ai_storage_await_ms"].append(f'{{node="{node}",device="nvme0n1"}} {rng.random() * 90:.2f}')
+    # 0-90 ms, in seconds as the agent reports it.
+    fam["ai_storage_await_seconds"].append(f'{{node="{node}",device="nvme0n1"}} {rng.random() * 0.09:.5f}')
     fam["ai_collector_up"].append(f'{{node="{node}",collector="gpu",reason=""}} 1')
 with open(f"{work}/metrics", "w") as f:
     for name, samples in fam.items():

@@ -179,6 +179,9 @@ TEST_F(Stack, TheRuleUnitTestsFailWhenAnAlertChanges) {
       {"collector down", "(ai_collector_up) == 0", "(ai_collector_up) == 2"},
       {"stale node", "unless on (node) max by (node) (ai_collector_up)",
        "and on (node) max by (node) (ai_collector_up)"},
+      {"await in ms", "ai_storage_await_seconds * 1000", "ai_storage_await_seconds * 100"},
+      {"await labels", "expr: ai_storage_await_seconds * 1000",
+       "expr: max by (node, device) (ai_storage_await_seconds) * 1000"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

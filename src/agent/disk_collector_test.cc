@@ -49,18 +49,19 @@ class DiskCollectorTest : public ::testing::Test {
 TEST_F(DiskCollectorTest, FirstPassHasNoRatesSecondMatchesIostat) {
   MetricSet a("n1");
   ASSERT_TRUE(Pass(Sample("diskstats_vda_t0.txt") + kLoop, &a).ok());
-  EXPECT_EQ(Count(a, "ai_storage_await_ms"), 0u);
+  EXPECT_EQ(Count(a, "ai_storage_await_seconds"), 0u);
   MetricSet b("n1");
   const Status st = Pass(Sample("diskstats_vda_t1.txt") + kLoop, &b);
   ASSERT_TRUE(st.ok()) << st.reason();
-  EXPECT_NEAR(*Find(b, "ai_storage_await_ms", {{"device", "vda"}}), 233.0 / 401, 1e-9);
+  EXPECT_NEAR(*Find(b, "ai_storage_await_seconds", {{"device", "vda"}}), 233.0 / 401 / 1000, 1e-12);
   EXPECT_NEAR(*Find(b, "ai_storage_read_await_seconds", {{"device", "vda"}}), 171.0 / 201 / 1000,
               1e-12);
   EXPECT_NEAR(*Find(b, "ai_storage_write_await_seconds", {{"device", "vda"}}), 0.31 / 1000, 1e-12);
   EXPECT_NEAR(*Find(b, "ai_storage_util_ratio", {{"device", "vda"}}), 228.0 / 330, 1e-9);
   EXPECT_NEAR(*Find(b, "ai_storage_queue_size", {{"device", "vda"}}), 233.0 / 330, 1e-9);
   EXPECT_NEAR(*Find(b, "ai_storage_io_load"), 233.0 / 401 / 30, 1e-9);
-  EXPECT_FALSE(Find(b, "ai_storage_await_ms", {{"device", "loop0"}})) << "loop devices are skipped";
+  EXPECT_FALSE(Find(b, "ai_storage_await_seconds", {{"device", "loop0"}}))
+      << "loop devices are skipped";
 }
 
 TEST_F(DiskCollectorTest, IoLoadSaturatesAtOne) {
@@ -68,7 +69,7 @@ TEST_F(DiskCollectorTest, IoLoadSaturatesAtOne) {
   ASSERT_TRUE(Pass(" 8 0 sda 0 0 0 0 0 0 0 0 0 0 0\n", &a).ok());
   // 10 reads taking 428.3 ms in total → await 42.83 ms → 1.43 → 1 (DESIGN §3).
   ASSERT_TRUE(Pass(" 8 0 sda 10 0 80 428 0 0 0 0 0 100 428\n", &b, 1000).ok());
-  EXPECT_NEAR(*Find(b, "ai_storage_await_ms", {{"device", "sda"}}), 42.8, 1e-9);
+  EXPECT_NEAR(*Find(b, "ai_storage_await_seconds", {{"device", "sda"}}), 0.0428, 1e-12);
   EXPECT_EQ(Find(b, "ai_storage_io_load"), 1.0);
 }
 
@@ -76,7 +77,7 @@ struct FaultCase {
   const char* name;
   std::string t0, t1;
   const char* reason_part;
-  std::size_t devices_served;  // ai_storage_await_ms samples in the second pass
+  std::size_t devices_served;  // ai_storage_await_seconds samples in the second pass
 };
 
 class DiskFaults : public DiskCollectorTest, public ::testing::WithParamInterface<FaultCase> {};
@@ -88,7 +89,7 @@ TEST_P(DiskFaults, KeepServingAndSayWhy) {
   const Status st = Pass(tc.t1, &b);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.reason().find(tc.reason_part), std::string::npos) << st.reason();
-  EXPECT_EQ(Count(b, "ai_storage_await_ms"), tc.devices_served);
+  EXPECT_EQ(Count(b, "ai_storage_await_seconds"), tc.devices_served);
 }
 
 constexpr const char* kSda0 = " 8 0 sda 10 0 80 50 10 0 80 50 0 100 100\n";
@@ -119,9 +120,9 @@ TEST_F(DiskCollectorTest, DeviceAppearingGetsRatesFromTheNextPass) {
   MetricSet a("n1"), b("n1"), c("n1");
   ASSERT_TRUE(Pass(kSda0, &a).ok());
   ASSERT_TRUE(Pass(std::string(kSda1) + kSdb0, &b).ok());
-  EXPECT_EQ(Count(b, "ai_storage_await_ms"), 1u);
+  EXPECT_EQ(Count(b, "ai_storage_await_seconds"), 1u);
   ASSERT_TRUE(Pass(std::string(kSda1) + kSdb1, &c).ok());
-  EXPECT_EQ(Count(c, "ai_storage_await_ms"), 2u);
+  EXPECT_EQ(Count(c, "ai_storage_await_seconds"), 2u);
 }
 
 // A disk pulled between two samples and put back (its counters start again from
@@ -133,12 +134,12 @@ TEST_F(DiskCollectorTest, DiskRemovedBetweenSamplesThenBackRecovers) {
   const Status st = Pass(kSda1, &gone);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.reason().find("sdb: device vanished"), std::string::npos) << st.reason();
-  EXPECT_EQ(Count(gone, "ai_storage_await_ms"), 1u) << "the other disk is still served";
+  EXPECT_EQ(Count(gone, "ai_storage_await_seconds"), 1u) << "the other disk is still served";
   const Status returned = Pass(std::string(kSda1) + kSdb0, &back);
   EXPECT_TRUE(returned.ok()) << returned.reason();
-  EXPECT_FALSE(Find(back, "ai_storage_await_ms", {{"device", "sdb"}}));
+  EXPECT_FALSE(Find(back, "ai_storage_await_seconds", {{"device", "sdb"}}));
   ASSERT_TRUE(Pass(std::string(kSda1) + kSdb1, &next).ok());
-  EXPECT_TRUE(Find(next, "ai_storage_await_ms", {{"device", "sdb"}}));
+  EXPECT_TRUE(Find(next, "ai_storage_await_seconds", {{"device", "sdb"}}));
 }
 
 // The disk under a --mount path removed between samples (the mount table still
@@ -174,7 +175,7 @@ TEST(DiskCollectorMounts, TheMountsDiskRemovedBetweenSamplesIsDownThenRecovers) 
     } else {
       EXPECT_TRUE(st.ok()) << st.reason();
     }
-    EXPECT_EQ(Count(m, "ai_storage_await_ms"), s.served);
+    EXPECT_EQ(Count(m, "ai_storage_await_seconds"), s.served);
   }
 }
 
@@ -198,8 +199,8 @@ TEST(DiskCollectorMounts, WatchesOnlyTheDevicesUnderTheMounts) {
   proc.files["/host/proc/diskstats"] = t1;
   const Status st = c.Collect(b);
   ASSERT_TRUE(st.ok()) << st.reason();
-  EXPECT_EQ(Count(b, "ai_storage_await_ms"), 1u);
-  EXPECT_NEAR(*Find(b, "ai_storage_await_ms", {{"device", "sdb1"}}), 5.0, 1e-9);
+  EXPECT_EQ(Count(b, "ai_storage_await_seconds"), 1u);
+  EXPECT_NEAR(*Find(b, "ai_storage_await_seconds", {{"device", "sdb1"}}), 0.005, 1e-12);
 }
 
 TEST(DiskCollectorMounts, MountOnANetworkFilesystemSaysWhy) {

@@ -41,8 +41,9 @@ std::string Exposition(const std::string& node, double used, double await_ms) {
              "\",peer_gpu_id=\"" + std::to_string(p) + "\"} 4\n";
   s += "# TYPE ai_nvlink_competition_index gauge\nai_nvlink_competition_index{node=\"" + node +
        "\"} 0\n";
-  s += "# TYPE ai_storage_await_ms gauge\nai_storage_await_ms{node=\"" + node +
-       "\",device=\"sda\"} " + std::to_string(await_ms) + "\n";
+  // The agent reports seconds; the extender converts back to ms for the policy.
+  s += "# TYPE ai_storage_await_seconds gauge\nai_storage_await_seconds{node=\"" + node +
+       "\",device=\"sda\"} " + std::to_string(await_ms / 1000) + "\n";
   s += "# TYPE ai_collector_up gauge\n";
   for (const char* c : {"gpu", "disk"})
     s += std::string("ai_collector_up{node=\"") + node + "\",collector=\"" + c +

@@ -151,8 +151,8 @@ class FakePrometheus {
               Num(0.5 * total));
         add({{"__name__", "ai_gpu_memory_total_bytes"}, {"node", n}, {"gpu_id", id}}, Num(total));
       }
-      add({{"__name__", "ai_storage_await_ms"}, {"node", n}, {"device", "nvme0n1"}},
-          faulty && f == Fault::kInf ? "+Inf" : "2");
+      add({{"__name__", "ai_storage_await_seconds"}, {"node", n}, {"device", "nvme0n1"}},
+          faulty && f == Fault::kInf ? "+Inf" : "0.002");
       add({{"__name__", "ai_nvlink_competition_index"}, {"node", n}}, "0");
     }
     return json{{"status", "success"}, {"data", {{"resultType", "vector"}, {"result", result}}}}

@@ -17,7 +17,9 @@ constexpr const char* kTotal = "ai_gpu_memory_total_bytes";
 constexpr const char* kNvlinkUtil = "ai_nvlink_bandwidth_utilization";
 constexpr const char* kPeerLinks = "ai_gpu_nvlink_peer_links";
 constexpr const char* kCompetition = "ai_nvlink_competition_index";
-constexpr const char* kAwait = "ai_storage_await_ms";
+// The agent's own series in seconds, not the ai_storage_await_ms recording rule:
+// the extender must not depend on which rules a Prometheus loads.
+constexpr const char* kAwait = "ai_storage_await_seconds";
 
 std::optional<int> ParseIndex(const Labels& labels, const char* key) {
   const auto it = labels.find(key);
@@ -107,7 +109,13 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
       continue;
     }
     if (name == kAwait) {
-      node.await_ms = std::max(node.await_ms, v);  // the worst device decides
+      const double ms = v * 1000;  // the policy works in ms
+      if (!std::isfinite(ms)) {
+        // A huge reading overflows: unknown, like any other unreadable value.
+        node.problems.push_back(fmt::format("{} = {}: too large for an await in ms", what, v));
+        continue;
+      }
+      node.await_ms = std::max(node.await_ms, ms);  // the worst device decides
       continue;
     }
     const auto gpu = ParseIndex(s.metric, "gpu_id");

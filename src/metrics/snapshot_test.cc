@@ -32,8 +32,8 @@ std::vector<prom::Series> TwoGpuNode(const std::string& node) {
       S("ai_gpu_nvlink_peer_links", {{"node", node}, {"gpu_id", "1"}, {"peer_gpu_id", "0"}}, 12),
       S("ai_nvlink_bandwidth_utilization", {{"node", node}, {"gpu_id", "1"}}, 0.4),
       S("ai_nvlink_competition_index", {{"node", node}}, 0.25),
-      S("ai_storage_await_ms", {{"node", node}, {"device", "sda"}}, 12),
-      S("ai_storage_await_ms", {{"node", node}, {"device", "nvme0n1"}}, 42.83)};
+      S("ai_storage_await_seconds", {{"node", node}, {"device", "sda"}}, 0.012),
+      S("ai_storage_await_seconds", {{"node", node}, {"device", "nvme0n1"}}, 0.04283)};
 }
 
 prom::QueryResult Times(const std::vector<std::string>& nodes, double t_s) {
@@ -58,6 +58,7 @@ TEST(Snapshot, JoinsTheAgentSeriesByNode) {
   EXPECT_EQ(m.gpus[0].nvlink_peers[0], (NvlinkPeer{1, 12}));
   EXPECT_DOUBLE_EQ(m.gpus[1].nvlink_utilization, 0.4);
   EXPECT_DOUBLE_EQ(m.nvlink_competition, 0.25);
+  // The agent reports seconds; the policy reads ms.
   EXPECT_DOUBLE_EQ(m.storage_await_ms, 42.83) << "the worst device decides";
   EXPECT_EQ(m.sample_time_ms, 1700000000500);
 }
@@ -77,9 +78,21 @@ TEST(Snapshot, DoubtfulReadingsMakeTheNodeUnknown) {
        false,
        "finite"},
       {"+Inf await",
-       {S("ai_storage_await_ms", {{"node", "n1"}, {"device", "sdb"}}, inf)},
+       {S("ai_storage_await_seconds", {{"node", "n1"}, {"device", "sdb"}}, inf)},
        false,
        "finite"},
+      {"NaN await",
+       {S("ai_storage_await_seconds", {{"node", "n1"}, {"device", "sdb"}}, nan)},
+       false,
+       "finite"},
+      {"negative await",
+       {S("ai_storage_await_seconds", {{"node", "n1"}, {"device", "sdb"}}, -0.001)},
+       false,
+       "finite"},
+      {"an await that overflows in ms",
+       {S("ai_storage_await_seconds", {{"node", "n1"}, {"device", "sdb"}}, 1e306)},
+       false,
+       "too large"},
       {"negative total",
        {S("ai_gpu_memory_total_bytes", {{"node", "n1"}, {"gpu_id", "1"}}, -1)},
        false,
@@ -138,7 +151,7 @@ TEST(Snapshot, NoSampleTimeOrNoGpuSeriesIsUnusable) {
   MetricsSnapshot s = BuildSnapshot(Vector(TwoGpuNode("n1")), Times({}, 0), "node", 0);
   EXPECT_FALSE(s.nodes.at("n1").usable);
   s = BuildSnapshot(
-      Vector({S("ai_storage_await_ms", {{"node", "disk-only"}, {"device", "sda"}}, 3)}),
+      Vector({S("ai_storage_await_seconds", {{"node", "disk-only"}, {"device", "sda"}}, 0.003)}),
       Times({"disk-only"}, 1), "node", 0);
   EXPECT_FALSE(s.nodes.at("disk-only").usable);
   EXPECT_EQ(s.nodes.at("disk-only").problems, std::vector<std::string>{"no GPU memory series"});
@@ -147,6 +160,9 @@ TEST(Snapshot, NoSampleTimeOrNoGpuSeriesIsUnusable) {
 TEST(Snapshot, QueriesUseTheNodeLabel) {
   EXPECT_EQ(SampleTimeQuery("node"), "max by (node) (timestamp(ai_collector_up))");
   EXPECT_NE(AgentSeriesSelector().find("ai_gpu_memory_used_bytes|"), std::string::npos);
+  // The agent's series, not the recording rule's ms copy (which a Prometheus may lack).
+  EXPECT_NE(AgentSeriesSelector().find("|ai_storage_await_seconds\""), std::string::npos);
+  EXPECT_EQ(AgentSeriesSelector().find("ai_storage_await_ms"), std::string::npos);
 }
 
 }  // namespace
