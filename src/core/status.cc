@@ -1,6 +1,7 @@
 #include "tidal/core/status.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tidal {
 
@@ -43,7 +44,14 @@ Status& Status::Tag(std::string_view who) {
   // With a deferred reason reason_ holds only the tags, so the same prefixing applies.
   // In place, without temporaries: the runner tags every node it rejects.
   if (who.empty()) return *this;
-  if (reason_.empty()) {
+  char tag[48];
+  if (reason_.empty() && who.size() + 2 <= sizeof tag) {
+    // One assignment: a deferred reason's tags fit the small-string buffer.
+    std::memcpy(tag, who.data(), who.size());
+    tag[who.size()] = ':';
+    tag[who.size() + 1] = ' ';
+    reason_.assign(tag, who.size() + 2);
+  } else if (reason_.empty()) {
     reason_.assign(who.data(), who.size());
     reason_.append(": ", 2);
   } else {

@@ -184,8 +184,11 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   for (std::size_t i = 0; i < n; ++i) {
     NodeResult& r = out->nodes[begin + i];
     r.node = nodes[i];
-    r.status = std::move(status[i]);
-    status[i] = Status();  // ready for the next block
+    // Most nodes fit: a fits status over a fits status needs no moving.
+    if (!(status[i].bare_fits() && r.status.bare_fits())) {
+      r.status = std::move(status[i]);
+      status[i] = Status();  // ready for the next block
+    }
     r.gpus = scratch[i].gpus;
     r.placed = scratch[i].placed;
     r.score = 0;

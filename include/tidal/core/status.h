@@ -51,6 +51,8 @@ class Status {
   // The tags before the reason's text ("gpufit: "), or the whole text when eager.
   const std::string& prefix() const { return reason_; }
   bool deferred() const { return format_ != nullptr; }
+  // Fits, with nothing attached: what Status() is.
+  bool bare_fits() const { return code_ == Code::kFits && !format_ && reason_.empty(); }
 
   // Prefixes the reason with the component that produced it ("gpufit: ...").
   Status& Tag(std::string_view who);

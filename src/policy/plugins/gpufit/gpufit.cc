@@ -315,17 +315,30 @@ void TooLittleMemoryReason(const Status::Arg* a, std::string* out) {
 
 // The tightest single fit, lowest index on ties.
 bool ChooseOne(const NodeState& node, Bytes need, GpuChoice* out) {
+  if (node.inline_gpus > 0) {
+    // The first GPU by (free memory, index) that fits.
+    if (node.max_gpu_free < need) return false;
+    const Bytes* free = node.gpu_free.data();
+    for (int s = 0; s < node.inline_gpus; ++s) {
+      const int p = node.positions_by_free[s];
+      if (free[p] < need) continue;
+      out->gpus.Add(node.gpu_index[p]);
+      out->slack = free[p] - need;
+      return true;
+    }
+    return false;
+  }
   int best = -1;
   Bytes best_free = 0;
   for (std::size_t i = 0; i < node.gpu_free.size(); ++i) {
     const Bytes f = node.gpu_free[i];
-    if (f >= need && (best < 0 || f < best_free)) {
+    if (f >= need && (best < 0 || f < best_free || (f == best_free && node.gpus[i].index < node.gpus[best].index))) {
       best = static_cast<int>(i);
       best_free = f;
     }
   }
   if (best < 0) return false;
-  out->gpus.Add(node.inline_gpus > 0 ? node.gpu_index[best] : node.gpus[best].index);
+  out->gpus.Add(node.gpus[best].index);
   out->slack = best_free - need;
   return true;
 }
