@@ -9,9 +9,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = tidal::fuzz::AsText(data, size);
-  constexpr std::array<std::string_view, 4> keys = {
-      tidal::rebalance::kMigratableAnnotation, tidal::rebalance::kCheckpointIntervalAnnotation,
-      tidal::rebalance::kStartupAnnotation, tidal::rebalance::kGpusAnnotation};
+  constexpr std::array<std::string_view, 7> keys = {tidal::rebalance::kMigratableAnnotation,
+                                                    tidal::rebalance::kCheckpointIntervalAnnotation,
+                                                    tidal::rebalance::kStartupAnnotation,
+                                                    tidal::rebalance::kGpusAnnotation,
+                                                    tidal::rebalance::kExpectedDurationAnnotation,
+                                                    tidal::rebalance::kExpectedEndAnnotation,
+                                                    tidal::rebalance::kIoShareAnnotation};
   tidal::Labels annotations;
   std::size_t start = 0;
   for (std::size_t k = 0; k < keys.size() && start <= text.size(); ++k) {
@@ -28,6 +32,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const tidal::TimeMs lost =
         tidal::rebalance::WorkLostMs(3'600'000, traits.checkpoint_interval_ms);
     TIDAL_FUZZ_CHECK(lost >= 0 && lost <= 3'600'000, "work lost is within the pod's age");
+    TIDAL_FUZZ_CHECK(!traits.io_share || (*traits.io_share >= 0 && *traits.io_share <= 1),
+                     "an IO share is a share");
+    const auto left =
+        tidal::rebalance::EstimateRemaining(traits, 3'600'000, 1'800'000'000'000, 1'800'000);
+    TIDAL_FUZZ_CHECK(left.ms >= 0 && left.ms <= 1'800'000 && left.ms <= left.uncapped_ms,
+                     "the remaining run is within the horizon");
   } else {
     TIDAL_FUZZ_CHECK(st.reason().find("annotation tidal.io/") != std::string::npos,
                      "errors name the annotation");

@@ -145,7 +145,8 @@ void AddRebalance(CLI::App& app) {
   cmd->add_option("--cooldown", f->cooldown,
                   "a pod or controller moved, or a pod started, this recently is not moved")
       ->capture_default_str();
-  cmd->add_option("--gain-horizon", f->gain_horizon, "how long a move's relief is counted")
+  cmd->add_option("--gain-horizon", f->gain_horizon,
+                  "the most remaining run time a move's gain counts")
       ->capture_default_str();
   cmd->add_option("--min-gain-over-cost", f->min_gain_over_cost,
                   "move only when the gain is at least this times the restart's cost")

@@ -101,16 +101,69 @@ void ApplyMove(NodeState* from, const GpuSet& from_gpus, int count, NodeState* t
   to->Finalize();
 }
 
+// One NVLink pod more (+1) or less (−1) in a node's competition index (NVLink
+// pods / (GPUs × slots per GPU)).
+void ShiftCompetition(NodeState* n, int nvlink_gpus, int slots_per_gpu, int sign) {
+  if (nvlink_gpus <= 0 || slots_per_gpu <= 0 || n->gpus.empty()) return;
+  const double one = 1.0 / (static_cast<double>(n->gpus.size()) * slots_per_gpu);
+  n->nvlink_competition = std::max(0.0, n->nvlink_competition + sign * one);
+  n->Finalize();
+}
+
+std::string DescribeSlowdown(const Slowdown& s, const NodeState& n, double io_share) {
+  std::string out = fmt::format("{:.2f}×", s.total());
+  std::vector<std::string> why;
+  if (s.io > 1)
+    why.push_back(fmt::format("storage await {:.0f} ms > {:.0f} ms, IO share {:.2f}",
+                              n.storage_await_ms, kAwaitSlowdownMs, io_share));
+  if (s.nvlink > 1) why.push_back(fmt::format("NVLink competition {:.2f}", n.nvlink_competition));
+  if (!why.empty()) {
+    out += " (";
+    for (std::size_t i = 0; i < why.size(); ++i) out += (i ? "; " : "") + why[i];
+    out += ")";
+  }
+  return out;
+}
+
+std::string DescribeRemaining(const RemainingRun& r, TimeMs age_ms) {
+  std::string out;
+  switch (r.basis) {
+    case RemainingRun::Basis::kExpectedEnd:
+      out = fmt::format("expected end in {}", Dur(r.uncapped_ms));
+      break;
+    case RemainingRun::Basis::kExpectedDuration:
+      out = fmt::format("expected to run {} more", Dur(r.uncapped_ms));
+      break;
+    case RemainingRun::Basis::kAge:
+      out = fmt::format("ran {}, no expected duration", Dur(age_ms));
+      break;
+  }
+  if (r.ms < r.uncapped_ms) out += fmt::format(", counted {}", Dur(r.ms));
+  return out;
+}
+
 struct Candidate {
   const PodInfo* pod = nullptr;
   MoveTraits traits;
   std::string to;
   GpuSet to_gpus;
   Bytes need = 0;
+  int nvlink_gpus = 0;
   double score = 0, gain = 0, cost = 0, lscs_after = -1;
+  double slow_from = 1, slow_to = 1;
+  RemainingRun remaining;
+  std::string why_gain;
 };
 
 }  // namespace
+
+Slowdown EstimateSlowdown(const NodeState& node, double io_share, int nvlink_gpus) {
+  Slowdown s;
+  const double b = std::clamp(io_share, 0.0, 1.0);
+  s.io = 1 - b + b * std::max(1.0, node.storage_await_ms / kAwaitSlowdownMs);
+  if (nvlink_gpus > 0) s.nvlink = std::max(1.0, node.nvlink_competition * nvlink_gpus);
+  return s;
+}
 
 std::vector<std::string> Validate(const PlannerConfig& c) {
   std::vector<std::string> e;
@@ -194,23 +247,26 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
 
   // Sustained triggers: every snapshot in the window agrees, with fresh samples.
   std::map<std::string, std::string> hot;  // node → trigger
+  std::set<std::string> memory_hot;        // hot on GPU memory in every snapshot: OOM risk
   bool lscs_high = false;
   if (coverage.empty()) {
     for (const auto& api : nodes) {
       if (!now.count(api.name)) continue;
       std::string first;
-      bool all = true;
+      bool all = true, all_memory = true;
       for (const auto* s : hist) {
         const NodeMetrics* m = nullptr;
         if (!Staleness(*s, api.name, cfg.max_sample_age_ms, &m).empty()) {
           all = false;
           break;
         }
-        const std::string over = OverReject(MakeState(api, *m), thr);
+        const NodeState state = MakeState(api, *m);
+        const std::string over = OverReject(state, thr);
         if (over.empty()) {
           all = false;
           break;
         }
+        all_memory = all_memory && state.load.gpu_memory > thr.gpu_memory.reject;
         if (first.empty()) first = over;
       }
       if (all) {
@@ -218,6 +274,7 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
             fmt::format("{} (now {}), above for {} ({} samples)", first,
                         OverReject(now.at(api.name), thr), Dur(cfg.sustain_ms), hist.size());
         plan.triggers.push_back("node " + api.name + ": " + hot[api.name]);
+        if (all_memory) memory_hot.insert(api.name);
       }
     }
     // LSCS over every node; one stale node makes a snapshot's LSCS unknown.
@@ -270,6 +327,23 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
   }
   if (sources.empty()) return plan;
 
+  // A node as each snapshot of the window saw it, its fresh readings only.
+  std::map<std::string, std::vector<NodeState>> windows;
+  auto window_of = [&](const std::string& name) -> const std::vector<NodeState>& {
+    auto [it, added] = windows.try_emplace(name);
+    if (!added) return it->second;
+    for (const auto& api : nodes) {
+      if (api.name != name) continue;
+      for (const auto* s : hist) {
+        const NodeMetrics* m = nullptr;
+        if (Staleness(*s, name, cfg.max_sample_age_ms, &m).empty())
+          it->second.push_back(MakeState(api, *m));
+      }
+    }
+    return it->second;
+  };
+  const int slots = policy.config().nvlink.slots_per_gpu;
+
   std::map<std::string, int> budget_left;
   for (const auto& b : in.budgets) budget_left[b.Key()] = b.disruptions_allowed;
   std::set<std::string> moved_owners;
@@ -289,6 +363,7 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
                      [](auto* a, auto* b) { return a->Key() < b->Key(); });
     std::optional<Candidate> best;
     const double lscs_before = LscsOf(now);
+    const std::vector<NodeState>& window = window_of(src);
     for (const PodInfo* p : here) {
       const std::string subject = "pod " + p->Key();
       Candidate c;
@@ -362,26 +437,75 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
           c.to_gpus.Add(g);
       }
       const double gpus = p->demand.gpu_count;
-      const TimeMs lost = WorkLostMs(in.now_ms - p->started_ms, c.traits.checkpoint_interval_ms);
+      const TimeMs age = in.now_ms - p->started_ms;
+      const TimeMs lost = WorkLostMs(age, c.traits.checkpoint_interval_ms);
       c.cost = gpus * static_cast<double>(lost + c.traits.startup_ms) / 1000.0;
-      // Relief: on a hot node the pod is at risk (OOM, slowdown) and would be
-      // healthy in proportion to the target's score; for LSCS, the share of the
-      // imbalance the move removes counts too.
-      double relief = c.score / 100.0;
+      // What the pod gains: the time it runs slower here than at the target, over
+      // the time it is expected to keep running (not a fixed horizon: a pod near
+      // its end gains little from any move).
+      const double io_share = c.traits.io_share.value_or(
+          p->demand.load_type == LoadType::kIoHeavy ? kDefaultIoShareIoHeavy : kDefaultIoShare);
+      c.nvlink_gpus =
+          PodUsesNvlink(policy.config().nvlink, p->demand) ? std::max(1, p->demand.gpu_count) : 0;
+      // Here: the least slowdown of the window (the trigger needs every snapshot
+      // fresh); there: the most, now included (a quiet moment at the target is no
+      // promise). Both sides judged as the window saw them, in the move's disfavour.
+      const NodeState* here_at = nullptr;
+      for (const NodeState& w : window) {
+        const double v = EstimateSlowdown(w, io_share, c.nvlink_gpus).total();
+        if (!here_at || v < c.slow_from) {
+          c.slow_from = v;
+          here_at = &w;
+        }
+      }
+      // With this pod's own NVLink traffic added.
+      auto slow_there = [&](NodeState n) {
+        ShiftCompetition(&n, c.nvlink_gpus, slots, +1);
+        return EstimateSlowdown(n, io_share, c.nvlink_gpus).total();
+      };
+      c.slow_to = slow_there(*t.node);
+      for (const NodeState& w : window_of(c.to)) c.slow_to = std::max(c.slow_to, slow_there(w));
+      const double speedup = std::max(0.0, 1 - c.slow_to / c.slow_from);
+      // Above the GPU-memory reject threshold the pod is at risk of an OOM kill,
+      // which no reading turns into a slowdown: as before, it counts as relieved
+      // in proportion to the target's score (a judgement, not a measurement).
+      const double risk = memory_hot.count(src) ? c.score / 100.0 : 0;
+      const double relief = std::max(speedup, risk);
+      c.remaining = EstimateRemaining(c.traits, age, in.now_ms, cfg.gain_horizon_ms);
+      c.gain = gpus * static_cast<double>(c.remaining.ms) / 1000.0 * relief;
+      c.why_gain = fmt::format(
+          "slowdown here {}, at {} up to {:.2f}×",
+          here_at ? DescribeSlowdown(EstimateSlowdown(*here_at, io_share, c.nvlink_gpus), *here_at,
+                                     io_share)
+                  : std::string("1.00×"),
+          c.to, c.slow_to);
+      if (risk > speedup) c.why_gain += fmt::format("; OOM risk, target score {:.0f}", c.score);
+      c.why_gain += "; " + DescribeRemaining(c.remaining, age);
+      if (relief <= 0) {
+        plan.skipped.push_back(
+            {subject, fmt::format("not slowed here more than at {}: a move gains nothing ({})",
+                                  c.to, c.why_gain)});
+        continue;
+      }
+      // An LSCS source is one for the cluster's sake: its move must lower LSCS too.
       if (!hot.count(src)) {
         std::map<std::string, NodeState> after = now;
         ApplyMove(&after.at(src), c.traits.gpus, p->demand.gpu_count, &after.at(c.to), c.to_gpus,
                   c.need);
         c.lscs_after = LscsOf(after);
-        relief *= lscs_before > 0 ? std::max(0.0, (lscs_before - c.lscs_after) / lscs_before) : 0;
+        if (!(c.lscs_after < lscs_before)) {
+          plan.skipped.push_back(
+              {subject, fmt::format("moving to {} would not lower LSCS ({:.1f}% → {:.1f}%)", c.to,
+                                    lscs_before * 100, c.lscs_after * 100)});
+          continue;
+        }
       }
-      c.gain = gpus * static_cast<double>(cfg.gain_horizon_ms) / 1000.0 * relief;
       if (c.gain < cfg.min_gain_over_cost * c.cost || c.gain <= 0) {
         plan.skipped.push_back(
             {subject, fmt::format("gain {:.0f} GPU·s does not beat {:.1f} × cost {:.0f} GPU·s "
-                                  "(lost work {}, start-up {}) moving to {}",
+                                  "(lost work {}, start-up {}) moving to {}: {}",
                                   c.gain, cfg.min_gain_over_cost, c.cost, Dur(lost),
-                                  Dur(c.traits.startup_ms), c.to)});
+                                  Dur(c.traits.startup_ms), c.to, c.why_gain)});
         continue;
       }
       if (!best || c.gain - c.cost > best->gain - best->cost) best = c;
@@ -400,8 +524,12 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
     m.gain_gpu_s = best->gain;
     m.cost_gpu_s = best->cost;
     m.target_score = best->score;
-    m.reason = fmt::format("{}; to {} (score {:.0f}); gain {:.0f} GPU·s > cost {:.0f} GPU·s",
-                           trigger, m.to, m.target_score, m.gain_gpu_s, m.cost_gpu_s);
+    m.slowdown_from = best->slow_from;
+    m.slowdown_to = best->slow_to;
+    m.remaining_ms = best->remaining.ms;
+    m.reason =
+        fmt::format("{}; to {} (score {:.0f}); gain {:.0f} GPU·s > cost {:.0f} GPU·s ({})", trigger,
+                    m.to, m.target_score, m.gain_gpu_s, m.cost_gpu_s, best->why_gain);
     if (best->lscs_after >= 0)
       m.reason +=
           fmt::format("; LSCS {:.1f}% → {:.1f}%", lscs_before * 100, best->lscs_after * 100);
@@ -410,6 +538,8 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
     moved_owners.insert(m.owner_key);
     ApplyMove(&now.at(src), best->traits.gpus, p.demand.gpu_count, &now.at(m.to), best->to_gpus,
               best->need);
+    ShiftCompetition(&now.at(src), best->nvlink_gpus, slots, -1);
+    ShiftCompetition(&now.at(m.to), best->nvlink_gpus, slots, +1);
     plan.moves.push_back(std::move(m));
   }
   return plan;

@@ -1,6 +1,8 @@
 // The planner on hand-built snapshot histories: each case changes one thing
 // from a cluster where node "a" has sat above the GPU-memory reject threshold
-// for the whole window and one movable pod on it is cheap to move.
+// for the whole window and one movable pod on it is cheap to move. The gain
+// cases build a node whose disk (or NVLink) slows the pod, and vary how long
+// the pod is expected to keep running.
 #include "tidal/rebalance/planner.h"
 
 #include <gtest/gtest.h>
@@ -17,8 +19,11 @@ constexpr Bytes kGi = Bytes{1} << 30;
 constexpr TimeMs kNow = 1'000'000'000'000;
 constexpr TimeMs kMin = 60'000;
 
-NodeMetrics Node(double memory, TimeMs sample_time) {
+NodeMetrics Node(double memory, TimeMs sample_time, double await_ms = 2,
+                 double nvlink_competition = 0) {
   NodeMetrics m;
+  m.storage_await_ms = await_ms;
+  m.nvlink_competition = nvlink_competition;
   for (int g = 0; g < 4; ++g) {
     Gpu gpu;
     gpu.index = g;
@@ -72,6 +77,31 @@ PlanInput Base() {
   });
   in.pods = {Pod("train-a", "a")};
   return in;
+}
+
+// Like History, with each node's storage await (ms) and NVLink competition index
+// (none: 2 ms and 0).
+struct Load {
+  double memory, await_ms = 2, competition = 0;
+};
+std::vector<MetricsSnapshot> Loads(const std::map<std::string, Load>& loads) {
+  auto out = History([&](int) {
+    std::map<std::string, double> m;
+    for (const auto& [name, l] : loads) m[name] = l.memory;
+    return m;
+  });
+  for (auto& s : out)
+    for (const auto& [name, l] : loads)
+      s.nodes[name] = Node(l.memory, s.fetched_at_ms - 5'000, l.await_ms, l.competition);
+  return out;
+}
+
+// Node a's disk has sat above the await reject threshold (67.9 ms) for the
+// window; its memory is fine. The pod waits on storage half its time, so it runs
+// 0.5 + 0.5 · 90 / 30 = 2× slower there than on b or c.
+void SlowDisk(PlanInput& in, PlannerConfig&) {
+  in.snapshots = Loads({{"a", {0.50, 90}}, {"b", {0.30}}, {"c", {0.50}}});
+  in.pods[0].demand.annotations["tidal.io/io-share"] = "0.5";
 }
 
 bool Has(const std::vector<Skip>& skips, const std::string& text) {
@@ -220,7 +250,9 @@ TEST(Planner, Table) {
          });
        },
        0, "", ""},
-      {"LSCS above the limit for the window moves a cheap pod",
+      // An imbalance alone slows nobody: the pod on the fullest node runs as fast
+      // as it would anywhere, so even a cheap move gains nothing.
+      {"LSCS above the limit, pod not slowed: not moved",
        [](PlanInput& in, PlannerConfig&) {
          in.snapshots = History([](int) {
            return std::map<std::string, double>{{"a", 0.75}, {"b", 0.10}, {"c", 0.10}};
@@ -228,7 +260,111 @@ TEST(Planner, Table) {
          in.pods[0].demand.annotations["tidal.io/checkpoint-interval"] = "5m";
          in.pods[0].started_ms = kNow - 2 * 60 * kMin - kMin;
        },
+       0, "", "pod ml/train-a: not slowed here more than at b: a move gains nothing"},
+      {"LSCS above the limit, pod slowed by a busy disk below its threshold: moved",
+       [](PlanInput& in, PlannerConfig&) {
+         in.snapshots = Loads({{"a", {0.75, 60}}, {"b", {0.10}}, {"c", {0.10}}});
+         in.pods[0].demand.annotations["tidal.io/checkpoint-interval"] = "5m";
+         in.pods[0].demand.annotations["tidal.io/io-share"] = "0.5";
+         in.pods[0].started_ms = kNow - 2 * 60 * kMin - kMin;
+       },
        1, "b", ""},
+      {"slow disk: the slowed pod moves", SlowDisk, 1, "b", ""},
+      {"slow disk, default IO share of a GPU-heavy pod: still worth it",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         in.pods[0].demand.annotations.erase("tidal.io/io-share");
+         in.pods[0].demand.load_type = LoadType::kGpuHeavy;  // 0.1: 1.2× slower, 300 > 180
+       },
+       1, "b", ""},
+      {"slow disk, target as slow at one snapshot of the window: not moved",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         in.snapshots[6].nodes["b"].storage_await_ms = 90;  // quiet now, not throughout
+       },
+       0, "", "at b up to 2.00×"},
+      {"slow disk, pod that waits on no storage: not moved",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         in.pods[0].demand.annotations["tidal.io/io-share"] = "0";
+       },
+       0, "", "a move gains nothing"},
+      {"slow disk, 7 min left: 210 GPU·s to gain for a 180 GPU·s move",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         in.pods[0].demand.annotations["tidal.io/expected-duration"] = "129m";
+       },
+       1, "b", ""},
+      {"slow disk, one fast sample: only what held through the window counts",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         // 68 ms at one snapshot: still above the threshold, the pod 1.63× slower
+         // then. With 7 min left that is 163 GPU·s to gain (2×: 210) for a 180 GPU·s move.
+         in.snapshots[3].nodes["a"].storage_await_ms = 68;
+         in.pods[0].demand.annotations["tidal.io/expected-duration"] = "129m";
+       },
+       0, "", "slowdown here 1.63×"},
+      {"slow disk, pod near its end (expected duration): not moved",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         // 2 h 2 min run of 2 h 5 min: 3 min left, 90 GPU·s to gain for a 180 GPU·s move.
+         in.pods[0].demand.annotations["tidal.io/expected-duration"] = "125m";
+       },
+       0, "", "expected to run 3m more"},
+      {"slow disk, long expected duration: the horizon caps the gain, still moved",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         in.pods[0].demand.annotations["tidal.io/expected-duration"] = "10h";
+       },
+       1, "b", ""},
+      {"slow disk, expected end passed: nothing left to gain",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         in.pods[0].demand.annotations["tidal.io/expected-end"] = "2001-09-09T01:45:40Z";
+       },
+       0, "", "expected end in 0s"},
+      {"slow disk, expected end wins over the expected duration",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         in.pods[0].demand.annotations["tidal.io/expected-duration"] = "125m";
+         in.pods[0].demand.annotations["tidal.io/expected-end"] = "2001-09-09T06:46:40Z";
+       },
+       1, "b", ""},
+      {"slow disk, young pod: Lindy counts only the time it has run",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         // 4 min run, no expected duration: 4 min counted at half speed, 120 GPU·s
+         // against a 300 GPU·s move (4 min lost, 60 s start-up).
+         c.cooldown_ms = 0;
+         in.pods[0].started_ms = kNow - 4 * kMin;
+       },
+       0, "", "ran 4m, no expected duration"},
+      {"malformed io-share",
+       [](PlanInput& in, PlannerConfig& c) {
+         SlowDisk(in, c);
+         in.pods[0].demand.annotations["tidal.io/io-share"] = "half";
+       },
+       0, "", "annotation tidal.io/io-share: \"half\""},
+      {"GPU memory above its threshold, pod near its end: the OOM risk is not worth a move",
+       [](PlanInput& in, PlannerConfig&) {
+         // 2 min left: at most 120 GPU·s of risk against a 180 GPU·s move.
+         in.pods[0].demand.annotations["tidal.io/expected-duration"] = "124m";
+       },
+       0, "", "expected to run 2m more"},
+      {"NVLink oversubscribed: the slowed pod moves",
+       [](PlanInput& in, PlannerConfig&) {
+         // 0.9 NVLink pods per link slot, 2 GPUs each: 1.8× slower; at b 0.25 → 1×.
+         in.snapshots = Loads({{"a", {0.50, 2, 0.9}}, {"b", {0.30}}, {"c", {0.50, 2, 0.5}}});
+         in.pods[0].demand.gpu_count = 2;
+         in.pods[0].demand.nvlink_auto = true;
+         in.pods[0].demand.annotations["tidal.io/gpus"] = "0,1";
+       },
+       1, "b", ""},
+      {"NVLink oversubscribed, pod without NVLink: not moved",
+       [](PlanInput& in, PlannerConfig&) {
+         in.snapshots = Loads({{"a", {0.50, 2, 0.9}}, {"b", {0.30}}, {"c", {0.50, 2, 0.5}}});
+       },
+       0, "", "a move gains nothing"},
       {"LSCS above the limit with one noisy dip",
        [](PlanInput& in, PlannerConfig&) {
          in.snapshots = History([](int i) {
@@ -286,12 +422,68 @@ TEST(Planner, MoveCarriesItsReasonAndCost) {
   EXPECT_EQ(m.from, "a");
   // 2 min since the last checkpoint + 60 s start-up, on one GPU.
   EXPECT_DOUBLE_EQ(m.cost_gpu_s, 180);
+  // Not slowed, but at risk of an OOM kill: the target's score over the 30 min
+  // the horizon allows of the 2 h it has run.
+  EXPECT_DOUBLE_EQ(m.slowdown_from, 1);
+  EXPECT_EQ(m.remaining_ms, 30 * kMin);
+  EXPECT_DOUBLE_EQ(m.gain_gpu_s, m.target_score / 100 * 1800);
+  EXPECT_NE(m.reason.find("OOM risk"), std::string::npos) << m.reason;
   EXPECT_NE(m.reason.find("GPU memory 92% > 82%"), std::string::npos) << m.reason;
   // Node a above its threshold, and the imbalance it makes (LSCS 26 %).
   ASSERT_EQ(plan.triggers.size(), 2u);
   EXPECT_NE(plan.triggers[0].find("node a: GPU memory 92% > 82%"), std::string::npos);
   EXPECT_NE(plan.triggers[1].find("cluster: LSCS 25.8% > 15%"), std::string::npos)
       << plan.triggers[1];
+}
+
+TEST(Planner, SlowdownTable) {
+  struct Case {
+    std::string name;
+    double await_ms, competition, io_share;
+    int nvlink_gpus;
+    double io, nvlink;
+  } cases[] = {
+      {"idle disk, no NVLink", 2, 0, 0.5, 0, 1, 1},
+      {"await at the level where IO-bound work slows", 30, 0, 0.5, 0, 1, 1},
+      {"await three times that level, half the time on storage", 90, 0, 0.5, 0, 2, 1},
+      {"same await, a pod that barely reads", 90, 0, 0.1, 0, 1.2, 1},
+      {"NVLink slots full, not oversubscribed", 2, 0.5, 0.1, 2, 1, 1},
+      {"NVLink oversubscribed", 2, 0.9, 0.1, 2, 1, 1.8},
+      {"NVLink oversubscribed, the pod does not use it", 2, 0.9, 0.1, 0, 1, 1},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    NodeState n;
+    n.storage_await_ms = c.await_ms;
+    n.nvlink_competition = c.competition;
+    const Slowdown s = EstimateSlowdown(n, c.io_share, c.nvlink_gpus);
+    EXPECT_NEAR(s.io, c.io, 1e-9);
+    EXPECT_NEAR(s.nvlink, c.nvlink, 1e-9);
+    EXPECT_NEAR(s.total(), c.io * c.nvlink, 1e-9);
+  }
+}
+
+// The gain counts what the pod gains where it is expected to keep running:
+// half its time back (2× slower here) over the 30 min the horizon allows.
+TEST(Planner, SlowedPodGainsItsSlowdownOverItsRemainingTime) {
+  const Runner policy(DefaultPolicyConfig());
+  PlanInput in = Base();
+  PlannerConfig cfg;
+  SlowDisk(in, cfg);
+  const Plan plan = MakePlan(policy, cfg, in);
+  ASSERT_EQ(plan.moves.size(), 1u) << FormatPlan(plan);
+  const Move& m = plan.moves[0];
+  EXPECT_DOUBLE_EQ(m.slowdown_from, 2);
+  EXPECT_DOUBLE_EQ(m.slowdown_to, 1);
+  EXPECT_EQ(m.remaining_ms, 30 * kMin);
+  EXPECT_DOUBLE_EQ(m.gain_gpu_s, 900);
+  EXPECT_DOUBLE_EQ(m.cost_gpu_s, 180);
+  EXPECT_NE(m.reason.find("slowdown here 2.00× (storage await 90 ms > 30 ms, IO share 0.50), "
+                          "at b up to 1.00×"),
+            std::string::npos)
+      << m.reason;
+  EXPECT_NE(m.reason.find("ran 122m, no expected duration, counted 30m"), std::string::npos)
+      << m.reason;
 }
 
 TEST(Planner, ValidateNamesEveryBadSetting) {

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <ctime>
 
 #include "tidal/policy/config.h"
@@ -74,6 +76,30 @@ Status ParseMoveTraits(const Labels& annotations, TimeMs default_startup_ms, Mov
   std::optional<TimeMs> startup;
   if (Status s = Duration(annotations, kStartupAnnotation, &startup); !s.ok()) return s;
   if (startup) t.startup_ms = *startup;
+  if (Status s = Duration(annotations, kExpectedDurationAnnotation, &t.expected_duration_ms);
+      !s.ok())
+    return s;
+  if (const auto it = annotations.find(std::string(kExpectedEndAnnotation));
+      it != annotations.end()) {
+    t.expected_end_ms = ParseRfc3339Ms(it->second);
+    if (!t.expected_end_ms)
+      return Status::Error(fmt::format(
+          "annotation {}: \"{}\": expected an RFC 3339 time such as 2026-01-01T06:00:00Z",
+          kExpectedEndAnnotation, it->second));
+  }
+  if (const auto it = annotations.find(std::string(kIoShareAnnotation)); it != annotations.end()) {
+    // A plain decimal, the whole text: "0.5", "1", "0"; no sign, blank, NaN or tail.
+    const std::string& text = it->second;
+    char* end = nullptr;
+    const bool plain =
+        !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.');
+    const double v = plain ? std::strtod(text.c_str(), &end) : -1;
+    if (!plain || end != text.c_str() + text.size() || !(v >= 0 && v <= 1))
+      return Status::Error(
+          fmt::format("annotation {}: \"{}\": expected a share between 0 and 1, such as 0.5",
+                      kIoShareAnnotation, text));
+    t.io_share = v;
+  }
   if (const auto it = annotations.find(std::string(kGpusAnnotation)); it != annotations.end()) {
     // "0,2": indices below kMaxGpusPerNode, no repeats.
     const std::string& text = it->second;
@@ -101,6 +127,25 @@ TimeMs WorkLostMs(TimeMs age_ms, const std::optional<TimeMs>& checkpoint_interva
   if (age_ms <= 0) return 0;
   if (!checkpoint_interval_ms || *checkpoint_interval_ms <= 0) return age_ms;
   return age_ms % *checkpoint_interval_ms;
+}
+
+RemainingRun EstimateRemaining(const MoveTraits& traits, TimeMs age_ms, TimeMs now_ms,
+                               TimeMs horizon_ms) {
+  RemainingRun r;
+  if (age_ms < 0) age_ms = 0;
+  if (traits.expected_end_ms) {
+    r.basis = RemainingRun::Basis::kExpectedEnd;
+    r.uncapped_ms = *traits.expected_end_ms - now_ms;
+  } else if (traits.expected_duration_ms) {
+    r.basis = RemainingRun::Basis::kExpectedDuration;
+    r.uncapped_ms = *traits.expected_duration_ms - age_ms;
+  } else {
+    r.basis = RemainingRun::Basis::kAge;
+    r.uncapped_ms = age_ms;
+  }
+  r.uncapped_ms = std::max<TimeMs>(0, r.uncapped_ms);
+  r.ms = std::min(r.uncapped_ms, std::max<TimeMs>(0, horizon_ms));
+  return r;
 }
 
 std::optional<TimeMs> ParseRfc3339Ms(std::string_view text) {

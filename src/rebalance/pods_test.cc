@@ -98,6 +98,121 @@ TEST(MoveTraits, Table) {
   }
 }
 
+// The annotations that say how long a pod will run and how much it waits on
+// storage: what the gain of a move is estimated from.
+TEST(MoveTraits, GainAnnotations) {
+  struct Case {
+    std::string name;
+    Labels annotations;
+    bool ok;
+    std::optional<TimeMs> duration = std::nullopt;
+    std::optional<TimeMs> end = std::nullopt;
+    std::optional<double> io_share = std::nullopt;
+    std::string error = "";
+  };
+  const std::vector<Case> cases{
+      {"none", {}, true},
+      {"expected duration", {{"tidal.io/expected-duration", "5h"}}, true, 18'000'000},
+      {"expected end",
+       {{"tidal.io/expected-end", "2026-01-01T06:00:00Z"}},
+       true,
+       std::nullopt,
+       1'767'247'200'000},
+      {"IO share", {{"tidal.io/io-share", "0.5"}}, true, std::nullopt, std::nullopt, 0.5},
+      {"IO share 1", {{"tidal.io/io-share", "1"}}, true, std::nullopt, std::nullopt, 1.0},
+      {"IO share .25", {{"tidal.io/io-share", ".25"}}, true, std::nullopt, std::nullopt, 0.25},
+      {"duration not a duration",
+       {{"tidal.io/expected-duration", "long"}},
+       false,
+       {},
+       {},
+       {},
+       "annotation tidal.io/expected-duration: \"long\""},
+      {"end not a time",
+       {{"tidal.io/expected-end", "tomorrow"}},
+       false,
+       {},
+       {},
+       {},
+       "annotation tidal.io/expected-end: \"tomorrow\": expected an RFC 3339 time"},
+      {"IO share above one",
+       {{"tidal.io/io-share", "1.5"}},
+       false,
+       {},
+       {},
+       {},
+       "annotation tidal.io/io-share: \"1.5\": expected a share between 0 and 1"},
+      {"IO share negative", {{"tidal.io/io-share", "-0.1"}}, false, {}, {}, {}, "io-share"},
+      {"IO share with a blank", {{"tidal.io/io-share", " 0.5"}}, false, {}, {}, {}, "io-share"},
+      {"IO share with a tail", {{"tidal.io/io-share", "0.5x"}}, false, {}, {}, {}, "io-share"},
+      {"IO share NaN", {{"tidal.io/io-share", "nan"}}, false, {}, {}, {}, "io-share"},
+      {"IO share empty", {{"tidal.io/io-share", ""}}, false, {}, {}, {}, "io-share"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    MoveTraits t;
+    const Status s = ParseMoveTraits(c.annotations, 60'000, &t);
+    ASSERT_EQ(s.ok(), c.ok) << s.reason();
+    if (!c.ok) {
+      EXPECT_NE(s.reason().find(c.error), std::string::npos) << s.reason();
+      continue;
+    }
+    EXPECT_EQ(t.expected_duration_ms, c.duration);
+    EXPECT_EQ(t.expected_end_ms, c.end);
+    EXPECT_EQ(t.io_share, c.io_share);
+  }
+}
+
+TEST(EstimateRemaining, Table) {
+  constexpr TimeMs kMin = 60'000, kNow = 1'000'000'000'000, kHorizon = 30 * kMin;
+  using B = RemainingRun::Basis;
+  struct Case {
+    std::string name;
+    std::optional<TimeMs> duration, end;
+    TimeMs age;
+    B basis;
+    TimeMs ms, uncapped;
+  } cases[] = {
+      {"Lindy: as long again as it has run", {}, {}, 12 * kMin, B::kAge, 12 * kMin, 12 * kMin},
+      {"Lindy, capped by the horizon", {}, {}, 3 * 60 * kMin, B::kAge, kHorizon, 180 * kMin},
+      {"expected duration: what is left of it",
+       40 * kMin,
+       {},
+       35 * kMin,
+       B::kExpectedDuration,
+       5 * kMin,
+       5 * kMin},
+      {"expected duration overrun: nothing left",
+       40 * kMin,
+       {},
+       45 * kMin,
+       B::kExpectedDuration,
+       0,
+       0},
+      {"expected end: until then",
+       {},
+       kNow + 7 * kMin,
+       3 * 60 * kMin,
+       B::kExpectedEnd,
+       7 * kMin,
+       7 * kMin},
+      {"expected end passed", {}, kNow - kMin, 10 * kMin, B::kExpectedEnd, 0, 0},
+      {"expected end wins over the duration", 10 * 60 * kMin, kNow + 2 * kMin, 10 * kMin,
+       B::kExpectedEnd, 2 * kMin, 2 * kMin},
+      {"age unknown below zero is none", {}, {}, -5, B::kAge, 0, 0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    MoveTraits t;
+    t.expected_duration_ms = c.duration;
+    t.expected_end_ms = c.end;
+    const RemainingRun r = EstimateRemaining(t, c.age, kNow, kHorizon);
+    EXPECT_EQ(r.basis, c.basis);
+    EXPECT_EQ(r.ms, c.ms);
+    EXPECT_EQ(r.uncapped_ms, c.uncapped);
+  }
+}
+
 TEST(WorkLost, Table) {
   struct Case {
     std::string name;

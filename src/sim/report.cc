@@ -130,8 +130,12 @@ std::string RenderTable(const RunReport& r) {
     if (!p.rebalance || p.moves.empty()) continue;
     out += fmt::format("\nRebalancing moves ({})\n", p.name);
     for (const auto& m : p.moves)
-      out += fmt::format("  t={:>7.0f} s  {}  {} -> {}  ({})\n", m.t_s, m.pod, m.from, m.to,
-                         m.trigger);
+      out += fmt::format(
+          "  t={:>7.0f} s  {}  {} -> {}  gain {:.0f} GPU·s > cost {:.0f} GPU·s (slowdown {:.2f}× "
+          "-> "
+          "{:.2f}× over {:.0f} min)  ({})\n",
+          m.t_s, m.pod, m.from, m.to, m.gain_gpu_s, m.cost_gpu_s, m.slowdown_from, m.slowdown_to,
+          m.remaining_s / 60, m.trigger);
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "tidal/sim/simulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -516,6 +518,13 @@ class Simulation {
               std::to_string(*t.cls->checkpoint_ms) + "ms";
         p.demand.annotations[std::string(rebalance::kStartupAnnotation)] =
             std::to_string(t.cls->startup_ms) + "ms";
+        // What the workload declares, never the task's drawn duration or IO share.
+        if (t.cls->expected_duration_ms)
+          p.demand.annotations[std::string(rebalance::kExpectedDurationAnnotation)] =
+              std::to_string(*t.cls->expected_duration_ms) + "ms";
+        if (t.cls->declared_io_share)
+          p.demand.annotations[std::string(rebalance::kIoShareAnnotation)] =
+              fmt::format("{}", *t.cls->declared_io_share);
         GpuSet held;  // a time-sliced pod may hold two replicas of one GPU
         for (int g : t.gpus) held.Add(g);
         std::string gpus;
@@ -538,7 +547,9 @@ class Simulation {
         }
       moved_at_[m.pod] = now;
       moved_at_[m.owner_key] = now;
-      moves_.push_back({static_cast<double>(now) / 1000.0, m.pod, m.from, m.to, m.trigger});
+      moves_.push_back({static_cast<double>(now) / 1000.0, m.pod, m.from, m.to, m.trigger,
+                        m.gain_gpu_s, m.cost_gpu_s, m.slowdown_from, m.slowdown_to,
+                        static_cast<double>(m.remaining_ms) / 1000.0});
     }
   }
 

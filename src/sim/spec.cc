@@ -311,7 +311,7 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     CheckKeys(n, path,
               {"name", "count", "arrival", "gpus", "loadType", "image", "declaredMemory", "memory",
                "nvlink", "nvlinkRequired", "computeDuty", "io", "duration", "requests", "startup",
-               "migratable", "checkpoint"},
+               "migratable", "checkpoint", "expectedDuration", "declaredIoShare"},
               errors);
     TaskClass t;
     ReadString(n, path, "name", &t.name, errors);
@@ -393,6 +393,25 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
         t.checkpoint_ms = c;
       else if (c == 0)
         errors.Add(Join(path, "checkpoint"), "must be a duration > 0");
+    }
+    if (n["expectedDuration"]) {
+      TimeMs d = -1;  // stays -1 when ReadDuration reported a bad value
+      ReadDuration(n, path, "expectedDuration", &d, errors);
+      if (d > 0)
+        t.expected_duration_ms = d;
+      else if (d == 0)
+        errors.Add(Join(path, "expectedDuration"), "must be a duration > 0");
+    }
+    if (n["declaredIoShare"]) {
+      const std::size_t before = errors.items().size();  // not a number: reported once
+      double v = 0;
+      ReadDouble(n, path, "declaredIoShare", &v, errors);
+      if (errors.items().size() == before) {
+        if (v >= 0 && v <= 1)
+          t.declared_io_share = v;
+        else
+          errors.Add(Join(path, "declaredIoShare"), "must be in [0, 1]");
+      }
     }
     w.classes.push_back(std::move(t));
   }

@@ -9,7 +9,10 @@
 // is marked movable, has a controller to recreate it, was not moved or started
 // within the cooldown and no disruption budget forbids it; (3) the same policy
 // the extender runs finds a target with fresh metrics; and (4) the expected gain
-// beats the restart's cost.
+// beats the restart's cost. The gain is what the pod itself gains: how much
+// slower than there it runs here (the contention the metrics show), over the
+// time it is expected to keep running; on a node above the GPU-memory reject
+// threshold, the risk of an OOM kill instead. An imbalance alone gains nothing.
 #include <map>
 #include <string>
 #include <vector>
@@ -29,7 +32,7 @@ struct PlannerConfig {
   double lscs_limit = 0.15;            // DESIGN §8
   int max_moves = 2;                   // per plan (the eviction rate limit)
   TimeMs cooldown_ms = 1'800'000;  // a pod (or its controller) moved or started this recently stays
-  TimeMs gain_horizon_ms = 1'800'000;  // how long a move's relief is counted
+  TimeMs gain_horizon_ms = 1'800'000;  // a move's relief is counted for at most this long
   double min_gain_over_cost = 1.0;     // move only when gain ≥ this × cost
   TimeMs default_startup_ms = 60'000;  // without tidal.io/startup-seconds
 };
@@ -55,6 +58,25 @@ struct PlanInput {
   std::map<std::string, TimeMs> moved_at_ms;
 };
 
+// Storage await above which IO-bound work slows (DESIGN §3: L_io = min(1, await / 30 ms)).
+inline constexpr double kAwaitSlowdownMs = 30;
+
+// How much slower than alone a pod runs on a node, from what the node's metrics
+// show (each factor ≥ 1: wall time per unit of work):
+// - storage: the share `io_share` of its time spent waiting on storage stretches
+//   by await / 30 ms once await passes 30 ms: 1 − b + b · max(1, await / 30);
+// - NVLink, for a pod that uses it on `nvlink_gpus` GPUs (0: does not): the
+//   node's competition index c (NVLink pods per link slot) times its GPUs
+//   estimates how many pods share each of its GPUs' slots, if the node's NVLink
+//   pods are spread like this one; above one it runs that much slower:
+//   max(1, c · k).
+// Compute time-slicing is not in it: the snapshot has no per-GPU compute use.
+struct Slowdown {
+  double io = 1, nvlink = 1;
+  double total() const { return io * nvlink; }
+};
+Slowdown EstimateSlowdown(const NodeState& node, double io_share, int nvlink_gpus);
+
 struct Move {
   std::string pod;        // ns/name
   std::string owner_key;  // ns/Kind/name, or the pod key
@@ -63,7 +85,9 @@ struct Move {
   double gain_gpu_s = 0;
   double cost_gpu_s = 0;
   double target_score = 0;
-  std::string reason;  // one line for people
+  double slowdown_from = 1, slowdown_to = 1;  // Slowdown::total() here and at the target
+  TimeMs remaining_ms = 0;                    // the run time the gain counts (capped)
+  std::string reason;                         // one line for people
 };
 
 struct Skip {

@@ -18,6 +18,15 @@ inline constexpr std::string_view kMigratableAnnotation = "tidal.io/migratable";
 inline constexpr std::string_view kCheckpointIntervalAnnotation = "tidal.io/checkpoint-interval";
 inline constexpr std::string_view kStartupAnnotation = "tidal.io/startup-seconds";
 inline constexpr std::string_view kGpusAnnotation = "tidal.io/gpus";
+inline constexpr std::string_view kExpectedDurationAnnotation = "tidal.io/expected-duration";
+inline constexpr std::string_view kExpectedEndAnnotation = "tidal.io/expected-end";
+inline constexpr std::string_view kIoShareAnnotation = "tidal.io/io-share";
+
+// Without tidal.io/io-share: the share of its time a pod is taken to wait on
+// storage, by its AI_LOAD_TYPE. Low on purpose: an unknown share must not make
+// a move look better than it is.
+inline constexpr double kDefaultIoShareIoHeavy = 0.5;
+inline constexpr double kDefaultIoShare = 0.1;
 
 // From the pod's annotations.
 struct MoveTraits {
@@ -28,6 +37,15 @@ struct MoveTraits {
   // tidal.io/startup-seconds (a duration): time from start to useful work again.
   TimeMs startup_ms = 0;
   GpuSet gpus;  // tidal.io/gpus ("0,2"), as the bind wrote it; empty: unknown
+  // How long the pod is expected to run: tidal.io/expected-end (RFC 3339, a job
+  // that knows its progress may keep it current) or tidal.io/expected-duration
+  // (a duration from the pod's start, as a Job template can carry). Neither:
+  // unknown, and the planner estimates (RemainingRun).
+  std::optional<TimeMs> expected_end_ms;
+  std::optional<TimeMs> expected_duration_ms;
+  // tidal.io/io-share (0..1): the share of its run time spent waiting on storage
+  // on a healthy disk. Absent: by load type (kDefaultIoShare*).
+  std::optional<double> io_share;
 };
 
 // An unparseable value (a migratable pod with a malformed checkpoint interval,
@@ -38,6 +56,19 @@ Status ParseMoveTraits(const Labels& annotations, TimeMs default_startup_ms, Mov
 // Work lost by restarting a pod that has run `age_ms`: since its last checkpoint
 // (checkpoints every interval from its start), or all of it.
 TimeMs WorkLostMs(TimeMs age_ms, const std::optional<TimeMs>& checkpoint_interval_ms);
+
+// How long a pod that has run `age_ms` is expected to keep running at `now_ms`,
+// never more than `horizon_ms` (beyond it the metrics that justify a move say
+// nothing). From its expected end, else its expected duration, else the time it
+// has already run (the Lindy estimate: a job that has run for t is as likely as
+// not to run for t more, and it needs nothing the pod does not already show).
+struct RemainingRun {
+  enum class Basis { kExpectedEnd, kExpectedDuration, kAge } basis = Basis::kAge;
+  TimeMs ms = 0;           // capped by the horizon, not negative
+  TimeMs uncapped_ms = 0;  // before the cap
+};
+RemainingRun EstimateRemaining(const MoveTraits& traits, TimeMs age_ms, TimeMs now_ms,
+                               TimeMs horizon_ms);
 
 // A bound pod as the rebalancer sees it.
 struct PodInfo {

@@ -73,6 +73,11 @@ struct PolicyResult {
     double t_s = 0;
     std::string pod, from, to;
     std::string trigger;  // why its node was a source
+    // What the planner expected: the pod's gain and the move's cost (GPU·s), its
+    // slowdown at the source and the target, over how much remaining run time.
+    double gain_gpu_s = 0, cost_gpu_s = 0;
+    double slowdown_from = 1, slowdown_to = 1;
+    double remaining_s = 0;
   };
   std::vector<MoveRecord> moves;  // the rebalancer's evictions, in order
   int starts = 0;

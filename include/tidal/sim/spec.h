@@ -78,6 +78,10 @@ struct TaskClass {
   // interval (of work done); a moved task resumes from its last checkpoint.
   bool migratable = false;
   std::optional<TimeMs> checkpoint_ms;
+  // What the pod declares to the rebalancer, as a user would (not the drawn
+  // truth): tidal.io/expected-duration and tidal.io/io-share.
+  std::optional<TimeMs> expected_duration_ms;
+  std::optional<double> declared_io_share;
 };
 
 // A real GPU-memory time series, as a share of its own peak (0..1) every
