@@ -110,7 +110,7 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   buf.scratch.resize(rows);
   buf.status.resize(rows);
   buf.ok.resize(rows);
-  buf.column.resize(rows);
+  buf.column.resize(rows * n_scores);
   if (options.all_reasons) {
     buf.one.resize(rows);
     buf.reasons_used = true;
@@ -159,43 +159,47 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
     if (options.time_plugins) out->timings[filter_timing_[f]].filter += Steady::now() - t0;
   }
 
-  const std::span<double> column(buf.column.data(), n);
-  double* const plugin_scores = out->plugin_scores.data() + begin * n_scores;
+  // Each score plugin fills its column for the block; one pass then checks the
+  // ranges, keeps the per-plugin scores and sums them.
+  double* const columns = buf.column.data();  // [plugin][node of the block]
   for (std::size_t p = 0; p < n_scores; ++p) {
     const auto t0 = options.time_plugins ? Steady::now() : Steady::time_point{};
-    std::fill(column.begin(), column.end(), 0.0);
-    scores_[p].plugin->ScoreBatch(out->cycle, nodes, scratch, status, column);
-    for (std::size_t i = 0; i < n; ++i) {
-      double& cell = plugin_scores[i * n_scores + p];
-      cell = 0;
-      if (!status[i].ok()) continue;
-      const double s = column[i];
-      if (!(s >= 0 && s <= 100)) {
-        // A plugin bug must not silently favour or bury a node.
-        status[i] = Status::Error(fmt::format("score {} outside [0, 100]", s)).Tag(scores_[p].name);
-        if (options.all_reasons) out->nodes[begin + i].reasons.push_back(status[i]);
-        continue;
-      }
-      cell = s;
-    }
+    scores_[p].plugin->ScoreBatch(out->cycle, nodes, scratch, status,
+                                  std::span<double>(columns + p * n, n));
     if (options.time_plugins) out->timings[score_timing_[p]].score += Steady::now() - t0;
   }
 
+  double* const plugin_scores = out->plugin_scores.data() + begin * n_scores;
   for (std::size_t i = 0; i < n; ++i) {
     NodeResult& r = out->nodes[begin + i];
+    double* const cells = plugin_scores + i * n_scores;
     r.node = nodes[i];
+    r.gpus = scratch[i].gpus;
+    r.placed = scratch[i].placed;
+    r.score = 0;
+    double total = 0;
+    std::size_t p = 0;
+    if (status[i].ok()) {
+      for (; p < n_scores; ++p) {
+        const double sc = columns[p * n + i];
+        if (!(sc >= 0 && sc <= 100)) {
+          // A plugin bug must not silently favour or bury a node.
+          status[i] =
+              Status::Error(fmt::format("score {} outside [0, 100]", sc)).Tag(scores_[p].name);
+          if (options.all_reasons) r.reasons.push_back(status[i]);
+          break;
+        }
+        cells[p] = sc;
+        total += scores_[p].weight * sc;
+      }
+    }
+    for (std::size_t q = status[i].ok() ? n_scores : p; q < n_scores; ++q) cells[q] = 0;
     // Most nodes fit: a fits status over a fits status needs no moving.
     if (!(status[i].bare_fits() && r.status.bare_fits())) {
       r.status = std::move(status[i]);
       status[i] = Status();  // ready for the next block
     }
-    r.gpus = scratch[i].gpus;
-    r.placed = scratch[i].placed;
-    r.score = 0;
     if (!r.status.ok()) continue;
-    double total = 0;
-    for (std::size_t p = 0; p < n_scores; ++p)
-      total += scores_[p].weight * plugin_scores[i * n_scores + p];
     r.score = weight_sum_ > 0 ? total / weight_sum_ : 0;
     if (r.score > *best_score) {
       *best_score = r.score;

@@ -61,7 +61,7 @@ class Status {
   Status(Code code, std::string reason) : code_(code), reason_(std::move(reason)) {}
   Code code_ = Code::kFits;
   Formatter format_ = nullptr;
-  Arg args_[kMaxArgs] = {};
+  Arg args_[kMaxArgs];  // read only with format_; left unset otherwise (cheap Fits)
   std::string reason_;  // the text; with format_, only the tags before it
 };
 

@@ -48,7 +48,7 @@ struct Evaluation {
     std::vector<Status> status;  // verdict so far, per node
     std::vector<Status> one;     // one filter's verdicts (all_reasons)
     std::vector<char> ok;        // status[i].ok() before the current filter
-    std::vector<double> column;  // one score plugin's scores
+    std::vector<double> column;  // the score plugins' scores, [plugin][node]
     bool reasons_used = false;   // some NodeResult::reasons may be non-empty
   } buffers;
 
