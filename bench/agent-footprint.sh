@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Footprint of `tidal agent` (1 s collection interval, 8 stand-in GPUs) next to
+# Footprint of the node agent, `tidal-agent` as the DaemonSet runs it (1 s collection interval, 8 stand-in GPUs) next to
 # Debian's prometheus-node-exporter, measured in the same run on the same machine.
 # Both are scraped once a second (the node exporter collects on scrape).
 #
 # usage: bench/agent-footprint.sh [BUILD_DIR] [SECONDS] [GPUS]
-#   BUILD_DIR  a configured and built tree (default: build); needs src/cli/tidal and
+#   BUILD_DIR  a configured and built tree (default: build); needs src/cli/tidal-agent and
 #              tests/nvml_stub/lib/libnvidia-ml.so.1
 # Target (issue 4): at most 10 MB RSS and 0.5 % of one core for tidal agent.
 set -euo pipefail
@@ -12,7 +12,7 @@ set -euo pipefail
 build=${1:-build}
 duration=${2:-60}
 gpus=${3:-8}
-tidal="$build/src/cli/tidal"
+tidal="$build/src/cli/tidal-agent"  # what the DaemonSet runs
 stub="$build/tests/nvml_stub/lib/libnvidia-ml.so.1"
 exporter=/usr/bin/prometheus-node-exporter
 [ -x "$tidal" ] || { echo "agent-footprint: $tidal not built" >&2; exit 2; }
@@ -85,6 +85,6 @@ report() {  # name ticks0 ticks1 rss_sum rss_max
     'BEGIN { printf "%-26s %10.1f %10.1f %12.3f\n", name, avg / 1024, max / 1024, d / hz / (t1 - t0) * 100 }'
 }
 echo "footprint over ${duration} s, 1 s interval/scrape, $gpus stand-in GPUs, $(nproc) cores"
-printf "%-26s %10s %10s %12s\n" "agent" "RSS avg MB" "RSS max MB" "CPU % core"
-report "tidal agent" "$a0" "$a1" "$a_sum" "$a_max"
+printf "%-26s %10s %10s %12s\n" "agent" "RSS avg MiB" "RSS max MiB" "CPU % core"
+report "tidal-agent" "$a0" "$a1" "$a_sum" "$a_max"
 report "prometheus-node-exporter" "$e0" "$e1" "$e_sum" "$e_max"
