@@ -4,7 +4,13 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "testing/fake_apiserver.h"
 #include "tidal/extender/kube_sync.h"
@@ -144,6 +150,66 @@ TEST(Refresher, PublishesTheForecastTrendOfEachNode) {
   ASSERT_TRUE(n.has_load_trend);
   EXPECT_DOUBLE_EQ(n.load.gpu_memory, 0.5);
   EXPECT_NEAR(n.load_trend.gpu_memory, 0.125, 1e-12) << "one more step by now + 20 s";
+}
+
+// The refresher's own thread feeds the forecast and samples the peak tracker, and
+// saves what the learner learned, while the watch starts and ends pods and
+// request threads read the learned estimate, the published trend and republish
+// (a bind). Meant for the tsan preset, where a race is a report; in every build
+// it checks that all three kept working.
+TEST(Refresher, ForecastAndLearningUnderConcurrentUse) {
+  RisingSource source;
+  source.used_gib = 9;
+  ViewStore store;
+  NodeCatalog catalog;
+  SystemClock clock;
+  ForecastConfig fc;
+  fc.enabled = true;
+  fc.horizon_ms = 20'000;
+  LoadForecaster forecaster(fc);
+  MemoryLearner learner(LearnAll());
+  PodPeakTracker peaks(learner);
+  const std::string file = ::testing::TempDir() + "tidal-learned-concurrent.txt";
+  std::remove(file.c_str());
+  auto log = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
+  Refresher r(source, store, catalog, clock, 2, log);  // a fetch every 2 ms
+  r.AttachForecaster(&forecaster);
+  r.AttachLearning(&peaks, &learner, file);
+  r.Start();
+  std::atomic<bool> done{false};
+  std::thread watch([&] {
+    for (int i = 0; i < 40; ++i) {
+      const std::string key = "ml/p" + std::to_string(i);
+      peaks.Running(key, "w", "n0", {i % 4});
+      std::this_thread::sleep_for(std::chrono::milliseconds(6));  // a few fetches
+      peaks.Ended(key);
+    }
+    done = true;
+  });
+  int trends = 0;
+  std::thread requests([&] {
+    while (!done) {
+      (void)learner.EstimateFor(PodDemand{});
+      const auto view = store.Load();
+      if (view->nodes) {
+        const auto it = view->nodes->find("n0");
+        if (it != view->nodes->end() && it->second.has_load_trend) ++trends;
+      }
+      r.Republish();
+    }
+  });
+  watch.join();
+  requests.join();
+  r.Stop();
+  EXPECT_GT(trends, 0) << "views carried the forecast";
+  EXPECT_GE(learner.samples("w"), 30u) << "most pods were seen alone on their GPU and learned";
+  EXPECT_EQ(learner.Estimate("w"), 9 * kGi);
+  MemoryLearner reloaded(LearnAll());
+  std::ifstream in(file);
+  const std::string saved((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(reloaded.Load(saved).ok()) << "the refresher saved what was learned";
+  EXPECT_GT(reloaded.samples("w"), 0u);
+  std::remove(file.c_str());
 }
 
 }  // namespace

@@ -68,16 +68,26 @@ void BuildNodes(const MetricsSnapshot* snapshot,
                 const std::unordered_map<std::string, NodeInfo>& infos,
                 std::unordered_map<std::string, NodeState>* out);
 
+// The current view: a request takes a reference to it (one short lock, never
+// held across anything but the pointer copy) and keeps deciding on it while a
+// newer one is published. Not std::atomic<std::shared_ptr>: libstdc++ 12 locks it
+// with a pointer bit that ThreadSanitizer cannot see, so every concurrent
+// load and store is reported as a race and the tsan runs would prove nothing.
 class ViewStore {
  public:
   ViewStore() : view_(std::make_shared<const ClusterView>()) {}
-  std::shared_ptr<const ClusterView> Load() const { return view_.load(std::memory_order_acquire); }
+  std::shared_ptr<const ClusterView> Load() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return view_;
+  }
   void Publish(std::shared_ptr<const ClusterView> v) {
-    view_.store(std::move(v), std::memory_order_release);
+    std::lock_guard<std::mutex> lock(mu_);
+    view_.swap(v);  // the old view is released after the lock, by `v`
   }
 
  private:
-  std::atomic<std::shared_ptr<const ClusterView>> view_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const ClusterView> view_;
 };
 
 // Node infos learned from `Nodes` payloads (and, with the API watch, from the
