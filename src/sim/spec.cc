@@ -15,6 +15,18 @@ using namespace yamlutil;
 
 namespace {
 
+// An optional duration that must be above zero when given: left unset when absent.
+void ReadPositiveDuration(const YAML::Node& n, const std::string& path, const char* key,
+                          std::optional<TimeMs>* out, ConfigErrors& errors) {
+  if (!n[key]) return;
+  TimeMs d = -1;  // stays -1 when ReadDuration reported a bad value
+  ReadDuration(n, path, key, &d, errors);
+  if (d > 0)
+    *out = d;
+  else if (d == 0)
+    errors.Add(Join(path, key), "must be a duration > 0");
+}
+
 // [lo, hi] of byte quantities, durations or numbers, or one value for both.
 enum class Unit { kBytes, kSeconds, kNumber };
 
@@ -386,22 +398,8 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     }
     ReadDuration(n, path, "startup", &t.startup_ms, errors);
     ReadBool(n, path, "migratable", &t.migratable, errors);
-    if (n["checkpoint"]) {
-      TimeMs c = -1;  // stays -1 when ReadDuration reported a bad value
-      ReadDuration(n, path, "checkpoint", &c, errors);
-      if (c > 0)
-        t.checkpoint_ms = c;
-      else if (c == 0)
-        errors.Add(Join(path, "checkpoint"), "must be a duration > 0");
-    }
-    if (n["expectedDuration"]) {
-      TimeMs d = -1;  // stays -1 when ReadDuration reported a bad value
-      ReadDuration(n, path, "expectedDuration", &d, errors);
-      if (d > 0)
-        t.expected_duration_ms = d;
-      else if (d == 0)
-        errors.Add(Join(path, "expectedDuration"), "must be a duration > 0");
-    }
+    ReadPositiveDuration(n, path, "checkpoint", &t.checkpoint_ms, errors);
+    ReadPositiveDuration(n, path, "expectedDuration", &t.expected_duration_ms, errors);
     if (n["declaredIoShare"]) {
       const std::size_t before = errors.items().size();  // not a number: reported once
       double v = 0;
