@@ -19,45 +19,65 @@ std::string_view CodeName(Code code) {
   return "error";
 }
 
+Status::Status(Code code, std::string_view reason) {
+  in_.code = code;
+  if (reason.size() <= kHead) {
+    std::memcpy(in_.head, reason.data(), reason.size());
+    in_.head_len = static_cast<unsigned char>(reason.size());
+  } else {
+    tail_ = std::make_unique<std::string>(reason);
+  }
+}
+
+Status::Status(const Status& other) : in_(other.in_) {
+  if (other.tail_) tail_ = std::make_unique<std::string>(*other.tail_);
+}
+
+Status& Status::operator=(const Status& other) {
+  if (this != &other) *this = Status(other);
+  return *this;
+}
+
 Status Status::Deferred(Code code, Formatter format, std::initializer_list<Arg> args) {
   Status s;
-  s.code_ = code;
-  s.format_ = format;
-  std::copy_n(args.begin(), std::min(args.size(), kMaxArgs), s.args_);
+  s.in_.code = code;
+  s.in_.format = format;
+  std::copy_n(args.begin(), std::min(args.size(), kMaxArgs), s.in_.args);
   return s;
 }
 
 std::string Status::reason() const {
-  if (!format_) return reason_;
   std::string out;
-  out.reserve(reason_.size() + 64);
+  if (in_.format) out.reserve(in_.head_len + 64);
   AppendReason(&out);
   return out;
 }
 
 void Status::AppendReason(std::string* out) const {
-  out->append(reason_);
-  if (format_) format_(args_, out);
+  out->append(in_.head, in_.head_len);
+  if (tail_) out->append(*tail_);
+  if (in_.format) in_.format(in_.args, out);
 }
 
-Status& Status::Tag(std::string_view who) {
-  // With a deferred reason reason_ holds only the tags, so the same prefixing applies.
-  // In place, without temporaries: the runner tags every node it rejects.
+Status& Status::TagSlow(std::string_view who) {
   if (who.empty()) return *this;
-  char tag[48];
-  if (reason_.empty() && who.size() + 2 <= sizeof tag) {
-    // One assignment: a deferred reason's tags fit the small-string buffer.
-    std::memcpy(tag, who.data(), who.size());
-    tag[who.size()] = ':';
-    tag[who.size() + 1] = ' ';
-    reason_.assign(tag, who.size() + 2);
-  } else if (reason_.empty()) {
-    reason_.assign(who.data(), who.size());
-    reason_.append(": ", 2);
-  } else {
-    reason_.insert(0, ": ", 2);
-    reason_.insert(0, who.data(), who.size());
+  const std::size_t add = who.size() + 2;
+  const std::size_t len = in_.head_len;
+  if (len + add <= kHead) {
+    std::memmove(in_.head + add, in_.head, len);
+    std::memcpy(in_.head, who.data(), who.size());
+    in_.head[who.size()] = ':';
+    in_.head[who.size() + 1] = ' ';
+    in_.head_len = static_cast<unsigned char>(len + add);
+    return *this;
   }
+  // The head is full: everything moves to the tail, in reading order.
+  std::string text;
+  text.reserve(add + len + (tail_ ? tail_->size() : 0));
+  text.append(who).append(": ").append(in_.head, len);
+  if (tail_) text += *tail_;
+  tail_ = std::make_unique<std::string>(std::move(text));
+  in_.head_len = 0;
   return *this;
 }
 

@@ -36,6 +36,19 @@ TEST(Status, EagerAndDeferredReasonsReadTheSame) {
       {"eager, tagged twice", Status::Error("boom"), {"inner", "outer"}, Code::kError,
        "outer: inner: boom"},
       {"an empty tag changes nothing", Status::Unfit("x"), {""}, Code::kUnfit, "x"},
+      {"eager text longer than the inline head",
+       Status::Unresolvable("annotation ai.gpu-memory: \"12Zi\" is not a quantity"),
+       {"cycle"}, Code::kUnresolvable,
+       "cycle: annotation ai.gpu-memory: \"12Zi\" is not a quantity"},
+      {"tags that overflow the head keep their order",
+       Status::Deferred(Code::kUnfit, PairReason, {Status::Int(1), Status::Int(0)}),
+       {"gpufit", "fallback-stage-two", "a-rather-long-component-name", "outer"}, Code::kUnfit,
+       "outer: a-rather-long-component-name: fallback-stage-two: gpufit: need 1, have 0"},
+      {"short eager text then a tag that overflows",
+       Status::Error("boom"), {"twenty-characters-xx"}, Code::kError,
+       "twenty-characters-xx: boom"},
+      {"a tag exactly filling the head", Status::Unfit(""), {"twenty-characters-x"},
+       Code::kUnfit, "twenty-characters-x: "},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -48,6 +61,23 @@ TEST(Status, EagerAndDeferredReasonsReadTheSame) {
     s.AppendReason(&appended);
     EXPECT_EQ(appended, std::string("tidal: ") + tc.want);
   }
+}
+
+TEST(Status, CopiesAndMovesKeepTheReason) {
+  Status long_text = Status::Unfit(std::string(100, 'x')).Tag("gpufit");
+  Status copy = long_text;
+  Status assigned;
+  assigned = copy;
+  Status moved = std::move(copy);
+  EXPECT_EQ(long_text.reason(), "gpufit: " + std::string(100, 'x'));
+  EXPECT_EQ(assigned.reason(), long_text.reason());
+  EXPECT_EQ(moved.reason(), long_text.reason());
+  const Status& alias = assigned;
+  assigned = alias;  // self-assignment keeps it
+  EXPECT_EQ(assigned.reason(), long_text.reason());
+  EXPECT_FALSE(moved.bare_fits());
+  EXPECT_TRUE(Status().bare_fits());
+  EXPECT_FALSE(Status().Tag("x").bare_fits());
 }
 
 }  // namespace

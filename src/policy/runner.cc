@@ -132,7 +132,6 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   const std::span<NodeScratch> scratch(buf.scratch.data(), n);
   const std::span<Status> status(buf.status.data(), n);
   std::fill(scratch.begin(), scratch.end(), NodeScratch{});
-  if (!options.all_reasons) std::fill_n(buf.ok.begin(), n, 1);
   for (std::size_t f = 0; f < filters_.size(); ++f) {
     const auto& [name, filter] = filters_[f];
     const auto t0 = options.time_plugins ? Steady::now() : Steady::time_point{};
@@ -140,20 +139,22 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
       const std::span<Status> one(buf.one.data(), n);
       for (auto& s : one) s = Status();
       filter->FilterBatch(out->cycle, nodes, scratch, one, true);
+      const bool tagged = filter->TagsRejections();
       for (std::size_t i = 0; i < n; ++i) {
         if (one[i].ok()) continue;
-        one[i].Tag(name);
+        if (!tagged) one[i].Tag(name);
         if (status[i].ok()) status[i] = one[i];
         out->nodes[begin + i].reasons.push_back(std::move(one[i]));
       }
     } else {
-      filter->FilterBatch(out->cycle, nodes, scratch, status, false);
-      // Tag the nodes this filter rejected. ok[] carries status[i].ok() from before
-      // the filter, refreshed in the same pass (no snapshot pass per filter).
-      for (std::size_t i = 0; i < n; ++i) {
-        const bool now = status[i].ok();
-        if (buf.ok[i] && !now) status[i].Tag(name);
-        buf.ok[i] = now;
+      if (filter->TagsRejections()) {
+        filter->FilterBatch(out->cycle, nodes, scratch, status, false);
+      } else {
+        // Tag the nodes this filter rejected: those ok before it and not after.
+        for (std::size_t i = 0; i < n; ++i) buf.ok[i] = status[i].ok();
+        filter->FilterBatch(out->cycle, nodes, scratch, status, false);
+        for (std::size_t i = 0; i < n; ++i)
+          if (buf.ok[i] && !status[i].ok()) status[i].Tag(name);
       }
     }
     if (options.time_plugins) out->timings[filter_timing_[f]].filter += Steady::now() - t0;

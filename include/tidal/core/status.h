@@ -3,7 +3,9 @@
 // exceptions are used only at start-up and config load.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,37 +35,70 @@ class Status {
   using Formatter = void (*)(const Arg* args, std::string* out);
 
   Status() = default;  // fits; costs nothing
-  static Status Fits() { return Status(); }
-  static Status Unfit(std::string reason) { return Status(Code::kUnfit, std::move(reason)); }
-  static Status Unresolvable(std::string reason) {
-    return Status(Code::kUnresolvable, std::move(reason));
+  Status(const Status& other);
+  Status& operator=(const Status& other);
+  Status(Status&& other) noexcept : in_(other.in_), tail_(std::move(other.tail_)) {}
+  Status& operator=(Status&& other) noexcept {
+    in_ = other.in_;
+    tail_ = std::move(other.tail_);
+    return *this;
   }
-  static Status Error(std::string reason) { return Status(Code::kError, std::move(reason)); }
+  ~Status() = default;
+
+  static Status Fits() { return Status(); }
+  static Status Unfit(std::string_view reason) { return Status(Code::kUnfit, reason); }
+  static Status Unresolvable(std::string_view reason) {
+    return Status(Code::kUnresolvable, reason);
+  }
+  static Status Error(std::string_view reason) { return Status(Code::kError, reason); }
   // A failure whose reason is formatted only when it is read: the filters reject
   // thousands of nodes per request and most of those reasons are never read.
   // `format` must give the same text every time for the same numbers.
   static Status Deferred(Code code, Formatter format, std::initializer_list<Arg> args);
 
-  bool ok() const { return code_ == Code::kFits; }
-  Code code() const { return code_; }
+  bool ok() const { return in_.code == Code::kFits; }
+  Code code() const { return in_.code; }
   std::string reason() const;
   void AppendReason(std::string* out) const;
-  // The tags before the reason's text ("gpufit: "), or the whole text when eager.
-  const std::string& prefix() const { return reason_; }
-  bool deferred() const { return format_ != nullptr; }
+  bool deferred() const { return in_.format != nullptr; }
   // Fits, with nothing attached: what Status() is.
-  bool bare_fits() const { return code_ == Code::kFits && !format_ && reason_.empty(); }
+  bool bare_fits() const {
+    return in_.code == Code::kFits && in_.head_len == 0 && !in_.format && !tail_;
+  }
 
   // Prefixes the reason with the component that produced it ("gpufit: ...").
-  Status& Tag(std::string_view who);
+  // The runner tags every node it rejects, so a short tag costs no allocation.
+  Status& Tag(std::string_view who) {
+    // The common case, inline: the first tag of a deferred reason.
+    if (in_.head_len == 0 && !who.empty() && who.size() + 2 <= kHead) {
+      std::memcpy(in_.head, who.data(), who.size());
+      in_.head[who.size()] = ':';
+      in_.head[who.size() + 1] = ' ';
+      in_.head_len = static_cast<unsigned char>(who.size() + 2);
+      return *this;
+    }
+    return TagSlow(who);
+  }
 
  private:
-  Status(Code code, std::string reason) : code_(code), reason_(std::move(reason)) {}
-  Code code_ = Code::kFits;
-  Formatter format_ = nullptr;
-  Arg args_[kMaxArgs];  // read only with format_; left unset otherwise (cheap Fits)
-  std::string reason_;  // the text; with format_, only the tags before it
+  Status(Code code, std::string_view reason);
+  Status& TagSlow(std::string_view who);
+  // The reason reads head_ + *tail_ + format_(args_). Tags and short eager texts
+  // live in head_; what does not fit moves to the heap in tail_ (cold: eager
+  // reasons are rare on the hot path, deferred ones carry only their tags).
+  static constexpr std::size_t kHead = 22;
+  // Everything but the tail, so that a move copies it as one block.
+  struct Inline {
+    Code code = Code::kFits;
+    unsigned char head_len = 0;
+    char head[kHead];  // read only up to head_len
+    Formatter format = nullptr;
+    Arg args[kMaxArgs];  // read only with format; left unset otherwise (cheap Fits)
+  };
+  Inline in_;
+  std::unique_ptr<std::string> tail_;  // null when the head holds everything
 };
+static_assert(sizeof(Status) <= 80, "Status is copied once per rejected node");
 
 // A user-facing input error (config, pod, snapshot file). Thrown only while loading.
 struct InputError {

@@ -46,6 +46,9 @@ class FilterPlugin : public virtual Plugin {
   virtual void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
                            std::span<NodeScratch> scratch, std::span<Status> status,
                            bool all) const = 0;
+  // True when FilterBatch tags what it rejects with Name() itself; otherwise the
+  // runner does, in a pass of its own.
+  virtual bool TagsRejections() const { return false; }
 };
 
 class ScorePlugin : public virtual Plugin {
@@ -71,9 +74,13 @@ class FilterEachNode : public FilterPlugin {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (!all && !status[i].ok()) continue;
       Status s = self.FilterOne(cycle, *nodes[i], scratch[i]);
-      if (!s.ok() && status[i].ok()) status[i] = std::move(s);
+      if (!s.ok() && status[i].ok()) {
+        status[i] = std::move(s);
+        status[i].Tag(self.Derived::Name());
+      }
     }
   }
+  bool TagsRejections() const final { return true; }
 };
 
 template <class Derived>
