@@ -38,14 +38,6 @@ Status& Status::operator=(const Status& other) {
   return *this;
 }
 
-Status Status::Deferred(Code code, Formatter format, std::initializer_list<Arg> args) {
-  Status s;
-  s.in_.code = code;
-  s.in_.format = format;
-  std::copy_n(args.begin(), std::min(args.size(), kMaxArgs), s.in_.args);
-  return s;
-}
-
 std::string Status::reason() const {
   std::string out;
   if (in_.format) out.reserve(in_.head_len + 64);

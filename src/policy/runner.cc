@@ -41,6 +41,7 @@ void Runner::Add(std::unique_ptr<Plugin> plugin, double weight, bool use_score) 
   if (auto* f = dynamic_cast<const FilterPlugin*>(plugin.get())) filters_.push_back({name, f});
   if (auto* s = dynamic_cast<const ScorePlugin*>(plugin.get()); s && use_score) {
     scores_.push_back({name, s, weight});
+    weights_.push_back(weight);
     weight_sum_ += weight;
   }
   plugins_.push_back(std::move(plugin));
@@ -108,14 +109,12 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   const std::size_t block = per_node_ ? kBlock : std::max<std::size_t>(n, 1);
   const std::size_t rows = std::min(block, n);
   buf.scratch.resize(rows);
-  buf.status.resize(rows);
   buf.ok.resize(rows);
   buf.column.resize(rows * n_scores);
   if (options.all_reasons) {
     buf.one.resize(rows);
     buf.reasons_used = true;
   }
-  for (auto& s : buf.status) s = Status();  // moved-from last call: reset the code too
   double best_score = -1;
   for (std::size_t begin = 0; begin < n; begin += block)
     EvaluateBlock(nodes.subspan(begin, std::min(block, n - begin)), begin, options, out,
@@ -129,9 +128,13 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   const std::size_t n_scores = scores_.size();
   // Plugin-major loops over the block: one virtual call per plugin, not per node.
   Evaluation::Buffers& buf = out->buffers;
+  NodeResult* const results = out->nodes.data() + begin;
   const std::span<NodeScratch> scratch(buf.scratch.data(), n);
-  const std::span<Status> status(buf.status.data(), n);
   std::fill(scratch.begin(), scratch.end(), NodeScratch{});
+  // The filters write each node's verdict in its result, in place.
+  for (std::size_t i = 0; i < n; ++i)
+    if (!results[i].status.bare_fits()) results[i].status = Status();
+  const StatusColumn status(&results[0].status, n, sizeof(NodeResult));
   for (std::size_t f = 0; f < filters_.size(); ++f) {
     const auto& [name, filter] = filters_[f];
     const auto t0 = options.time_plugins ? Steady::now() : Steady::time_point{};
@@ -144,18 +147,16 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
         if (one[i].ok()) continue;
         if (!tagged) one[i].Tag(name);
         if (status[i].ok()) status[i] = one[i];
-        out->nodes[begin + i].reasons.push_back(std::move(one[i]));
+        results[i].reasons.push_back(std::move(one[i]));
       }
+    } else if (filter->TagsRejections()) {
+      filter->FilterBatch(out->cycle, nodes, scratch, status, false);
     } else {
-      if (filter->TagsRejections()) {
-        filter->FilterBatch(out->cycle, nodes, scratch, status, false);
-      } else {
-        // Tag the nodes this filter rejected: those ok before it and not after.
-        for (std::size_t i = 0; i < n; ++i) buf.ok[i] = status[i].ok();
-        filter->FilterBatch(out->cycle, nodes, scratch, status, false);
-        for (std::size_t i = 0; i < n; ++i)
-          if (buf.ok[i] && !status[i].ok()) status[i].Tag(name);
-      }
+      // Tag the nodes this filter rejected: those ok before it and not after.
+      for (std::size_t i = 0; i < n; ++i) buf.ok[i] = status[i].ok();
+      filter->FilterBatch(out->cycle, nodes, scratch, status, false);
+      for (std::size_t i = 0; i < n; ++i)
+        if (buf.ok[i] && !status[i].ok()) status[i].Tag(name);
     }
     if (options.time_plugins) out->timings[filter_timing_[f]].filter += Steady::now() - t0;
   }
@@ -171,41 +172,46 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   }
 
   double* const plugin_scores = out->plugin_scores.data() + begin * n_scores;
+  std::fill_n(plugin_scores, n * n_scores, 0.0);  // what rejected nodes keep
+  const double* const weights = weights_.data();
   for (std::size_t i = 0; i < n; ++i) {
-    NodeResult& r = out->nodes[begin + i];
-    double* const cells = plugin_scores + i * n_scores;
+    NodeResult& r = results[i];
     r.node = nodes[i];
     r.gpus = scratch[i].gpus;
     r.placed = scratch[i].placed;
     r.score = 0;
-    double total = 0;
-    std::size_t p = 0;
-    if (status[i].ok()) {
-      for (; p < n_scores; ++p) {
-        const double sc = columns[p * n + i];
-        if (!(sc >= 0 && sc <= 100)) {
-          // A plugin bug must not silently favour or bury a node.
-          status[i] =
-              Status::Error(fmt::format("score {} outside [0, 100]", sc)).Tag(scores_[p].name);
-          if (options.all_reasons) r.reasons.push_back(status[i]);
-          break;
-        }
-        cells[p] = sc;
-        total += scores_[p].weight * sc;
-      }
-    }
-    for (std::size_t q = status[i].ok() ? n_scores : p; q < n_scores; ++q) cells[q] = 0;
-    // Most nodes fit: a fits status over a fits status needs no moving.
-    if (!(status[i].bare_fits() && r.status.bare_fits())) {
-      r.status = std::move(status[i]);
-      status[i] = Status();  // ready for the next block
-    }
     if (!r.status.ok()) continue;
+    double* const cells = plugin_scores + i * n_scores;
+    double total = 0;
+    bool in_range = true;
+    for (std::size_t p = 0; p < n_scores; ++p) {
+      const double sc = columns[p * n + i];
+      in_range &= sc >= 0 && sc <= 100;
+      cells[p] = sc;
+      total += weights[p] * sc;
+    }
+    if (!in_range) {
+      RejectOutOfRange(cells, options, &r);
+      continue;
+    }
     r.score = weight_sum_ > 0 ? total / weight_sum_ : 0;
     if (r.score > *best_score) {
       *best_score = r.score;
       out->best = static_cast<int>(begin + i);
     }
+  }
+}
+
+void Runner::RejectOutOfRange(double* cells, const RunOptions& options, NodeResult* r) const {
+  // A plugin bug must not silently favour or bury a node: the first score out of
+  // range makes the node an error, and it and the scores after it read 0.
+  for (std::size_t p = 0; p < scores_.size(); ++p) {
+    const double sc = cells[p];
+    if (sc >= 0 && sc <= 100) continue;
+    r->status = Status::Error(fmt::format("score {} outside [0, 100]", sc)).Tag(scores_[p].name);
+    if (options.all_reasons) r->reasons.push_back(r->status);
+    std::fill(cells + p, cells + scores_.size(), 0.0);
+    return;
   }
 }
 

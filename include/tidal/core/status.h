@@ -54,7 +54,17 @@ class Status {
   // A failure whose reason is formatted only when it is read: the filters reject
   // thousands of nodes per request and most of those reasons are never read.
   // `format` must give the same text every time for the same numbers.
-  static Status Deferred(Code code, Formatter format, std::initializer_list<Arg> args);
+  static Status Deferred(Code code, Formatter format, std::initializer_list<Arg> args) {
+    Status s;  // inline: the filters build one per rejected node
+    s.in_.code = code;
+    s.in_.format = format;
+    std::size_t k = 0;
+    for (const Arg& a : args) {
+      if (k == kMaxArgs) break;
+      s.in_.args[k++] = a;
+    }
+    return s;
+  }
 
   bool ok() const { return in_.code == Code::kFits; }
   Code code() const { return in_.code; }

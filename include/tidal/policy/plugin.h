@@ -1,8 +1,10 @@
 #pragma once
 // The policy plugin interface (DESIGN §4). Plugins are small pure functions of
 // (pod, node snapshot, args); the Runner owns timing, range checks and weights.
+#include <cstddef>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include "tidal/core/status.h"
 #include "tidal/core/types.h"
@@ -28,6 +30,39 @@ struct NodeScratch {
   bool placed = false;   // a placer chose GPUs for this node
 };
 
+// The verdicts of a block of nodes, where they live: contiguous, or one field of
+// the runner's per-node results (so that filters write them in place, with no
+// copy per node afterwards). S is Status or const Status.
+template <class S>
+class StatusView {
+ public:
+  StatusView(S* first, std::size_t size, std::size_t stride_bytes)
+      : first_(first), size_(size), stride_(stride_bytes) {}
+  StatusView(std::span<S> statuses)  // NOLINT: a contiguous array is a view too
+      : StatusView(statuses.data(), statuses.size(), sizeof(Status)) {}
+  template <class T, class = std::enable_if_t<std::is_const_v<S> && !std::is_const_v<T>>>
+  StatusView(StatusView<T> other)  // NOLINT: writable converts to read-only
+      : StatusView(other.first(), other.size(), other.stride()) {}
+  template <class T, class = std::enable_if_t<std::is_const_v<S> && !std::is_const_v<T>>>
+  StatusView(std::span<T> statuses)  // NOLINT
+      : StatusView(statuses.data(), statuses.size(), sizeof(Status)) {}
+
+  S& operator[](std::size_t i) const {
+    using Byte = std::conditional_t<std::is_const_v<S>, const std::byte, std::byte>;
+    return *reinterpret_cast<S*>(reinterpret_cast<Byte*>(first_) + i * stride_);
+  }
+  std::size_t size() const { return size_; }
+  S* first() const { return first_; }
+  std::size_t stride() const { return stride_; }
+
+ private:
+  S* first_;
+  std::size_t size_;
+  std::size_t stride_;
+};
+using StatusColumn = StatusView<Status>;
+using ConstStatusColumn = StatusView<const Status>;
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
@@ -44,7 +79,7 @@ class FilterPlugin : public virtual Plugin {
   // Checks every node of `nodes` whose status is still ok (or all of them when
   // `all` is set) and overwrites status[i] on rejection.
   virtual void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                           std::span<NodeScratch> scratch, std::span<Status> status,
+                           std::span<NodeScratch> scratch, StatusColumn status,
                            bool all) const = 0;
   // True when FilterBatch tags what it rejects with Name() itself; otherwise the
   // runner does, in a pass of its own.
@@ -55,7 +90,7 @@ class ScorePlugin : public virtual Plugin {
  public:
   // Writes a score in [0, 100] for every node whose status is ok.
   virtual void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                          std::span<const NodeScratch> scratch, std::span<const Status> status,
+                          std::span<const NodeScratch> scratch, ConstStatusColumn status,
                           std::span<double> scores) const = 0;
 };
 
@@ -68,7 +103,7 @@ class FilterEachNode : public FilterPlugin {
   // marked noinline): no call and no Status copy per node.
   [[gnu::flatten]] void FilterBatch(const CycleState& cycle,
                                     std::span<const NodeState* const> nodes,
-                                    std::span<NodeScratch> scratch, std::span<Status> status,
+                                    std::span<NodeScratch> scratch, StatusColumn status,
                                     bool all) const final {
     const auto& self = static_cast<const Derived&>(*this);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -88,7 +123,7 @@ class ScoreEachNode : public ScorePlugin {
  public:
   [[gnu::flatten]] void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
                                    std::span<const NodeScratch> scratch,
-                                   std::span<const Status> status,
+                                   ConstStatusColumn status,
                                    std::span<double> scores) const final {
     const auto& self = static_cast<const Derived&>(*this);
     for (std::size_t i = 0; i < nodes.size(); ++i)

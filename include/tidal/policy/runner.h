@@ -45,9 +45,8 @@ struct Evaluation {
   // The buffers hold one block of nodes (see Runner::kBlock).
   struct Buffers {
     std::vector<NodeScratch> scratch;
-    std::vector<Status> status;  // verdict so far, per node
     std::vector<Status> one;     // one filter's verdicts (all_reasons)
-    std::vector<char> ok;        // status[i].ok() before the current filter
+    std::vector<char> ok;        // status ok before the current filter (untagging filters)
     std::vector<double> column;  // the score plugins' scores, [plugin][node]
     bool reasons_used = false;   // some NodeResult::reasons may be non-empty
   } buffers;
@@ -99,11 +98,14 @@ class Runner {
   // Filters then scores nodes [begin, begin + block.size()) into out.
   void EvaluateBlock(std::span<const NodeState* const> block, std::size_t begin,
                      const RunOptions& options, Evaluation* out, double* best_score) const;
+  [[gnu::cold]] void RejectOutOfRange(double* cells, const RunOptions& options,
+                                      NodeResult* r) const;
 
   PolicyConfig config_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::vector<std::pair<std::string, const FilterPlugin*>> filters_;
   std::vector<Score> scores_;
+  std::vector<double> weights_;  // of scores_, in order, for the hot loop
   double weight_sum_ = 0;
   bool per_node_ = true;  // every plugin is PerNode
   // Evaluation::timings as filled when plugins are timed: the filters, then the

@@ -20,7 +20,7 @@ bool Fallback::InGoldenPool(const NodeState& node) const {
 }
 
 void Fallback::FilterBatch(const CycleState&, std::span<const NodeState* const> nodes,
-                           std::span<NodeScratch>, std::span<Status> status, bool all) const {
+                           std::span<NodeScratch>, StatusColumn status, bool all) const {
   if (args_.stage < 2) return;
   std::string selector;
   for (const auto& [k, v] : args_.golden_pool)
@@ -34,7 +34,7 @@ void Fallback::FilterBatch(const CycleState&, std::span<const NodeState* const> 
 }
 
 void Fallback::ScoreBatch(const CycleState&, std::span<const NodeState* const> nodes,
-                          std::span<const NodeScratch>, std::span<const Status> status,
+                          std::span<const NodeScratch>, ConstStatusColumn status,
                           std::span<double> scores) const {
   int most = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i)

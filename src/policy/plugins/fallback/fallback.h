@@ -18,10 +18,10 @@ class Fallback final : public FilterPlugin, public ScorePlugin {
   // Scores relative to the node with the most GPUs left in the batch.
   bool PerNode() const override { return false; }
   void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                   std::span<NodeScratch> scratch, std::span<Status> status,
+                   std::span<NodeScratch> scratch, StatusColumn status,
                    bool all) const override;
   void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                  std::span<const NodeScratch> scratch, std::span<const Status> status,
+                  std::span<const NodeScratch> scratch, ConstStatusColumn status,
                   std::span<double> scores) const override;
 
   static int RemainingGpus(const NodeState& node);

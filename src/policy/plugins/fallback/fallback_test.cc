@@ -21,8 +21,8 @@ Outcome Evaluate(const Fallback& plugin, const std::vector<NodeState>& nodes) {
   for (const auto& n : nodes) ptrs.push_back(&n);
   std::vector<NodeScratch> scratch(nodes.size());
   Outcome r{std::vector<Status>(nodes.size()), std::vector<double>(nodes.size(), -1)};
-  plugin.FilterBatch(cycle, ptrs, scratch, r.status, false);
-  plugin.ScoreBatch(cycle, ptrs, scratch, r.status, r.scores);
+  plugin.FilterBatch(cycle, ptrs, scratch, std::span<Status>(r.status), false);
+  plugin.ScoreBatch(cycle, ptrs, scratch, std::span<const Status>(r.status), r.scores);
   return r;
 }
 

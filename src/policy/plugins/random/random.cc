@@ -47,7 +47,7 @@ double RandomScore::ScoreOne(const CycleState& cycle, const NodeState& node,
 }
 
 void RandomScore::ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                             std::span<const NodeScratch>, std::span<const Status> status,
+                             std::span<const NodeScratch>, ConstStatusColumn status,
                              std::span<double> scores) const {
   const std::uint64_t pod = PodHash(*cycle.pod);
   for (std::size_t i = 0; i < nodes.size(); ++i)

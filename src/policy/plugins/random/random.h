@@ -17,7 +17,7 @@ class RandomScore final : public ScorePlugin {
   double ScoreOne(const CycleState& cycle, const NodeState& node, const NodeScratch& scratch) const;
   // The pod's part of the hash once per batch, not once per node.
   void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                  std::span<const NodeScratch> scratch, std::span<const Status> status,
+                  std::span<const NodeScratch> scratch, ConstStatusColumn status,
                   std::span<double> scores) const override;
 
  private:
