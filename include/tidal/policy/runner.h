@@ -98,6 +98,11 @@ class Runner {
   // Filters then scores nodes [begin, begin + block.size()) into out.
   void EvaluateBlock(std::span<const NodeState* const> block, std::size_t begin,
                      const RunOptions& options, Evaluation* out, double* best_score) const;
+  // The results of a block once scored: kScores score plugins (0: any number).
+  template <std::size_t kScores>
+  void CollectScores(std::span<const NodeState* const> nodes, std::size_t begin,
+                     const double* columns, double* plugin_scores, const RunOptions& options,
+                     Evaluation* out, double* best_score) const;
   [[gnu::cold]] void RejectOutOfRange(double* cells, const RunOptions& options,
                                       NodeResult* r) const;
 
