@@ -112,6 +112,115 @@ TEST(Runner, ChecksScoreRange) {
   EXPECT_EQ(ev.best, -1);
 }
 
+// Filters in both styles: one tags its rejections itself (the adapter), the other
+// writes untagged statuses over the whole batch and leaves tagging to the runner.
+class RejectEveryThird final : public FilterEachNode<RejectEveryThird> {
+ public:
+  std::string_view Name() const override { return "third"; }
+  Status FilterOne(const CycleState&, const NodeState& node, NodeScratch&) const {
+    return node.allocatable_gpus % 3 == 0 ? Status::Unfit("divisible by 3") : Status::Fits();
+  }
+};
+class RejectEveryFifth final : public FilterPlugin {
+ public:
+  std::string_view Name() const override { return "fifth"; }
+  void FilterBatch(const CycleState&, std::span<const NodeState* const> nodes,
+                   std::span<NodeScratch>, StatusColumn status, bool all) const override {
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      if ((all || status[i].ok()) && nodes[i]->allocatable_gpus % 5 == 0)
+        status[i] = Status::Unfit("divisible by 5");
+  }
+};
+// Scores 100 minus the node's number, but 150 (out of range) for numbers ending in 7.
+class ScoreByNumber final : public ScoreEachNode<ScoreByNumber> {
+ public:
+  std::string_view Name() const override { return "number"; }
+  double ScoreOne(const CycleState&, const NodeState& node, const NodeScratch&) const {
+    return node.allocatable_gpus % 10 == 7 ? 150 : 100.0 - node.allocatable_gpus % 100;
+  }
+};
+class ScoreFifty final : public ScoreEachNode<ScoreFifty> {
+ public:
+  std::string_view Name() const override { return "fifty"; }
+  double ScoreOne(const CycleState&, const NodeState&, const NodeScratch&) const { return 50; }
+};
+
+// Across several blocks (Runner::kBlock) and with one Evaluation reused: each node's
+// verdict names the filter that rejected it, out-of-range scores are errors, and
+// nothing of one call leaks into the next.
+TEST(Runner, MixedFiltersAcrossBlocksAndReusedEvaluations) {
+  std::vector<Runner::WeightedPlugin> plugins;
+  plugins.push_back({std::make_unique<RejectEveryThird>(), 1});
+  plugins.push_back({std::make_unique<RejectEveryFifth>(), 1});
+  plugins.push_back({std::make_unique<ScoreFifty>(), 1});
+  plugins.push_back({std::make_unique<ScoreByNumber>(), 3});
+  Runner runner(DefaultPolicyConfig(), std::move(plugins));
+  const std::size_t count = 2 * Runner::kBlock + 37;
+  std::vector<NodeState> nodes;
+  for (std::size_t i = 0; i < count; ++i) {
+    nodes.push_back(NodeBuilder("n" + std::to_string(i)).Gpus(1, 24 * kGi).Build());
+    nodes.back().allocatable_gpus = static_cast<int>(i) + 1;  // the node's number
+  }
+  std::vector<const NodeState*> ptrs;
+  for (const auto& n : nodes) ptrs.push_back(&n);
+  const PodDemand pod = PodBuilder().Gpus(1).Build();
+  Evaluation ev;
+  for (const bool all_reasons : {false, true, false}) {
+    SCOPED_TRACE(all_reasons ? "all reasons" : "first failure");
+    RunOptions options;
+    options.all_reasons = all_reasons;
+    runner.Evaluate(pod, ptrs, options, &ev);
+    ASSERT_EQ(ev.nodes.size(), count);
+    int best = -1;
+    double best_score = -1;
+    for (std::size_t i = 0; i < count; ++i) {
+      SCOPED_TRACE(i);
+      const int number = static_cast<int>(i) + 1;
+      const NodeResult& r = ev.nodes[i];
+      EXPECT_EQ(r.node, &nodes[i]);
+      std::vector<std::string> want_reasons;
+      if (number % 3 == 0) want_reasons.push_back("third: divisible by 3");
+      if (number % 5 == 0) want_reasons.push_back("fifth: divisible by 5");
+      if (!want_reasons.empty()) {
+        EXPECT_EQ(r.status.code(), Code::kUnfit);
+        EXPECT_EQ(r.status.reason(), want_reasons[0]);
+        EXPECT_EQ(ev.PluginScore(i, 0), 0);
+        EXPECT_EQ(ev.PluginScore(i, 1), 0);
+      } else if (number % 10 == 7) {
+        EXPECT_EQ(r.status.code(), Code::kError);
+        EXPECT_EQ(r.status.reason(), "number: score 150 outside [0, 100]");
+        EXPECT_EQ(ev.PluginScore(i, 0), 50);  // before the bad one: kept
+        EXPECT_EQ(ev.PluginScore(i, 1), 0);
+        want_reasons.push_back(r.status.reason());
+      } else {
+        ASSERT_TRUE(r.feasible()) << r.status.reason();
+        const double want = (50 + 3 * (100.0 - number % 100)) / 4;
+        EXPECT_DOUBLE_EQ(r.score, want);
+        if (r.score > best_score) {
+          best_score = r.score;
+          best = static_cast<int>(i);
+        }
+      }
+      if (all_reasons) {
+        std::vector<std::string> got;
+        for (const Status& s : r.reasons) got.push_back(s.reason());
+        EXPECT_EQ(got, want_reasons);
+      } else {
+        EXPECT_TRUE(r.reasons.empty());
+      }
+    }
+    EXPECT_EQ(ev.best, best);
+  }
+  // A malformed pod then a good one, in the same Evaluation.
+  PodDemand bad = pod;
+  bad.invalid_reason = "annotation ai.gpu-reject-threshold: \"NaN\" is not a number";
+  runner.Evaluate(bad, ptrs, {}, &ev);
+  EXPECT_EQ(ev.nodes[0].status.code(), Code::kUnresolvable);
+  runner.Evaluate(pod, ptrs, {}, &ev);
+  EXPECT_TRUE(ev.nodes[0].feasible()) << ev.nodes[0].status.reason();
+  EXPECT_EQ(ev.nodes[2].status.reason(), "third: divisible by 3");
+}
+
 TEST(Registry, EveryPluginBuildsWithDefaultArgs) {
   for (const auto& e : Registry()) {
     SCOPED_TRACE(e.name);
