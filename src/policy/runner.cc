@@ -109,6 +109,10 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   const std::size_t block = per_node_ ? kBlock : std::max<std::size_t>(n, 1);
   const std::size_t rows = std::min(block, n);
   buf.scratch.resize(rows);
+  // Each block leaves the scratch it used reset (CollectScores); a call cut short
+  // (an exception out of a plugin) may not have.
+  if (buf.scratch_dirty) std::fill(buf.scratch.begin(), buf.scratch.end(), NodeScratch{});
+  buf.scratch_dirty = true;
   buf.ok.resize(rows);
   buf.column.resize(rows * n_scores);
   if (options.all_reasons) {
@@ -119,6 +123,7 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   for (std::size_t begin = 0; begin < n; begin += block)
     EvaluateBlock(nodes.subspan(begin, std::min(block, n - begin)), begin, options, out,
                   &best_score);
+  buf.scratch_dirty = false;
 }
 
 void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t begin,
@@ -130,7 +135,7 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   Evaluation::Buffers& buf = out->buffers;
   NodeResult* const results = out->nodes.data() + begin;
   const std::span<NodeScratch> scratch(buf.scratch.data(), n);
-  std::fill(scratch.begin(), scratch.end(), NodeScratch{});
+  // scratch is all NodeScratch{} here: CollectScores resets each entry once read.
   // The filters write each node's verdict in its result, in place.
   for (std::size_t i = 0; i < n; ++i)
     if (!results[i].status.bare_fits()) results[i].status = Status();
@@ -179,7 +184,6 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   }
 
   double* const plugin_scores = out->plugin_scores.data() + begin * n_scores;
-  std::fill_n(plugin_scores, n * n_scores, 0.0);  // what rejected nodes keep
   // The usual policies have a few score plugins: with their number known to the
   // compiler the per-node loop over them unrolls.
   switch (n_scores) {
@@ -207,7 +211,7 @@ void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t 
   const std::size_t n = nodes.size();
   const std::size_t n_scores = kScores > 0 ? kScores : scores_.size();
   const double* const weights = weights_.data();
-  const NodeScratch* const scratch = out->buffers.scratch.data();
+  NodeScratch* const scratch = out->buffers.scratch.data();
   NodeResult* const results = out->nodes.data() + begin;
   for (std::size_t i = 0; i < n; ++i) {
     NodeResult& r = results[i];
@@ -215,8 +219,13 @@ void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t 
     r.gpus = scratch[i].gpus;
     r.placed = scratch[i].placed;
     r.score = 0;
-    if (!r.status.ok()) continue;
+    scratch[i] = NodeScratch{};  // ready for the next block
     double* const cells = plugin_scores + i * n_scores;
+    if (!r.status.ok()) {
+#pragma GCC unroll 4
+      for (std::size_t p = 0; p < n_scores; ++p) cells[p] = 0;
+      continue;
+    }
     double total = 0;
     bool in_range = true;
 #pragma GCC unroll 4

@@ -49,6 +49,7 @@ struct Evaluation {
     std::vector<char> ok;        // status ok before the current filter (untagging filters)
     std::vector<double> column;  // the score plugins' scores, [plugin][node]
     bool reasons_used = false;   // some NodeResult::reasons may be non-empty
+    bool scratch_dirty = false;  // scratch may hold something other than NodeScratch{}
   } buffers;
 
   double PluginScore(std::size_t node, std::size_t plugin) const {
