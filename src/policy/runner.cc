@@ -137,8 +137,7 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   const std::span<NodeScratch> scratch(buf.scratch.data(), n);
   // scratch is all NodeScratch{} here: CollectScores resets each entry once read.
   // The filters write each node's verdict in its result, in place.
-  for (std::size_t i = 0; i < n; ++i)
-    if (!results[i].status.bare_fits()) results[i].status = Status();
+  for (std::size_t i = 0; i < n; ++i) results[i].status.Reset();
   const StatusColumn status(&results[0].status, n, sizeof(NodeResult));
   // One clock read per plugin, each closing the previous one's time: a read costs
   // about as much as evaluating a node.

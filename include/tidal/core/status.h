@@ -76,6 +76,14 @@ class Status {
     return in_.code == Code::kFits && in_.head_len == 0 && !in_.format && !tail_;
   }
 
+  // Back to Status(), without a branch on what it held.
+  void Reset() {
+    in_.code = Code::kFits;
+    in_.head_len = 0;
+    in_.format = nullptr;
+    tail_.reset();
+  }
+
   // Prefixes the reason with the component that produced it ("gpufit: ...").
   // The runner tags every node it rejects, so a short tag costs no allocation.
   Status& Tag(std::string_view who) {

@@ -2,6 +2,8 @@
 // The policy plugin interface (DESIGN §4). Plugins are small pure functions of
 // (pod, node snapshot, args); the Runner owns timing, range checks and weights.
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -107,11 +109,20 @@ class FilterEachNode : public FilterPlugin {
                                     bool all) const final {
     const auto& self = static_cast<const Derived&>(*this);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (!all && !status[i].ok()) continue;
-      Status s = self.FilterOne(cycle, *nodes[i], scratch[i]);
-      if (!s.ok() && status[i].ok()) {
-        status[i] = std::move(s);
-        status[i].Tag(self.Derived::Name());
+      Status& verdict = status[i];
+      if (verdict.ok()) {
+        // Built in place (no Status moved per node): a fits verdict holds nothing
+        // to keep, and what FilterOne returns is the node's verdict now.
+        std::destroy_at(&verdict);
+        try {
+          ::new (static_cast<void*>(&verdict)) Status(self.FilterOne(cycle, *nodes[i], scratch[i]));
+        } catch (...) {
+          ::new (static_cast<void*>(&verdict)) Status();  // stays a valid object
+          throw;
+        }
+        if (!verdict.ok()) verdict.Tag(self.Derived::Name());
+      } else if (all) {
+        self.FilterOne(cycle, *nodes[i], scratch[i]);  // its placement still counts
       }
     }
   }
