@@ -71,6 +71,10 @@ void NodeState::FinalizeInlineGpus() {
       positions_by_free[q] = positions_by_free[q - 1];
     positions_by_free[q] = static_cast<std::uint8_t>(p);
   }
+  for (std::size_t s = 0; s < n; ++s) {
+    free_by_rank[s] = gpu_free[positions_by_free[s]];
+    index_by_rank[s] = gpu_index[positions_by_free[s]];
+  }
   inline_gpus = static_cast<std::uint8_t>(n);
   if (!has_nvlink_peers || n < 2) {
     uniform_nvlink_links = 0;

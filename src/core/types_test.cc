@@ -196,6 +196,13 @@ TEST(NodeState, FinalizeOrdersInlineGpusAndDetectsUniformLinks) {
     for (int s = 0; s < n.inline_gpus; ++s) {
       order.push_back(n.positions_by_free[s]);
       EXPECT_EQ(n.gpu_index[s], tc.indices[static_cast<std::size_t>(s)]);
+      // Rank s is the GPU at position positions_by_free[s].
+      const std::size_t p = n.positions_by_free[s];
+      EXPECT_EQ(n.free_by_rank[s], n.gpu_free[p]);
+      EXPECT_EQ(n.index_by_rank[s], tc.indices[p]);
+      if (s > 0) {
+        EXPECT_LE(n.free_by_rank[s - 1], n.free_by_rank[s]);
+      }
     }
     EXPECT_EQ(order, tc.want_order);
   }

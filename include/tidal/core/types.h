@@ -106,17 +106,19 @@ class InlineVector {
 // Nodes with at most this many GPUs keep their per-GPU placement data inline.
 inline constexpr std::size_t kInlineGpus = 8;
 
-struct NodeState {
+struct alignas(64) NodeState {
   // The fields a filter and score read for every node come first, together, so
-  // that a request touches the first few cache lines of each node and nothing
-  // behind a pointer (at 5 000 nodes the rest does not stay in cache).
+  // that a request touches the first cache lines of each node and nothing behind
+  // a pointer (at 5 000 nodes the rest does not stay in cache). The first line
+  // (64 bytes: the struct is aligned to one) is all a node rejected on load costs;
+  // with the second, a GPU is chosen for a 1-GPU pod; the third holds what
+  // multi-GPU placement and rarer cases read.
   //
   // Derived by Finalize():
   LoadVector load;
   Bytes max_gpu_free = 0;
   Bytes gpu_memory_used = 0;   // Σ over GPUs
   Bytes gpu_memory_total = 0;  // Σ over GPUs
-  int max_nvlink_links = 0;    // max(0, links of every peer entry of every GPU)
   // The link count of every pair of GPUs as the placer reads it (the first peer
   // entry of the GPU later in `gpus`, 0 without one) when every pair has the same,
   // as on NVSwitch nodes (0: no peer entry at all); -1 otherwise. Only set for
@@ -124,15 +126,21 @@ struct NodeState {
   int uniform_nvlink_links = -1;
   bool has_nvlink_peers = false;  // some GPU lists a peer entry (whatever its links)
   // For at most kInlineGpus GPUs with distinct indices in [0, kMaxGpusPerNode):
-  // their number, positions in `gpus` by increasing free memory (lower index first
-  // on ties), and the GPU index at each position. inline_gpus is 0 otherwise.
+  // their number, 0 otherwise (the rank and position arrays are then unused).
   std::uint8_t inline_gpus = 0;
-  std::uint8_t positions_by_free[kInlineGpus] = {};
-  std::int8_t gpu_index[kInlineGpus] = {};
   // Inputs read on the hot path:
   bool metrics_known = true;  // false: the node's own series are missing or old
   bool has_load_trend = false;
+  // The GPUs by rank: increasing free memory, lower index first on ties. The GPU
+  // index at each rank, then (second line) each one's free memory.
+  std::int8_t index_by_rank[kInlineGpus] = {};
+  Bytes free_by_rank[kInlineGpus] = {};
+  // -- third line.
+  int max_nvlink_links = 0;   // max(0, links of every peer entry of every GPU)
   int allocatable_gpus = -1;  // -1: unknown (taken as the number of GPUs)
+  // The positions in `gpus` by rank, and the GPU index at each position.
+  std::uint8_t positions_by_free[kInlineGpus] = {};
+  std::int8_t gpu_index[kInlineGpus] = {};
   // Where `load` is expected to go by request time + horizon (forecast − last
   // sample), set by the extender or simulator when loadForecast is on. Kept as a
   // change so that reservations added to `load` still count.

@@ -318,12 +318,10 @@ bool ChooseOne(const NodeState& node, Bytes need, GpuChoice* out) {
   if (node.inline_gpus > 0) {
     // The first GPU by (free memory, index) that fits.
     if (node.max_gpu_free < need) return false;
-    const Bytes* free = node.gpu_free.data();
     for (int s = 0; s < node.inline_gpus; ++s) {
-      const int p = node.positions_by_free[s];
-      if (free[p] < need) continue;
-      out->gpus.Add(node.gpu_index[p]);
-      out->slack = free[p] - need;
+      if (node.free_by_rank[s] < need) continue;
+      out->gpus.Add(node.index_by_rank[s]);
+      out->slack = node.free_by_rank[s] - need;
       return true;
     }
     return false;
@@ -355,7 +353,7 @@ bool ChooseUniform(const NodeState& node, int count, Bytes need, bool require_nv
   if (!*applies) return false;
   const int n = node.inline_gpus;
   int first = 0;  // the first candidate in the order by free memory
-  while (first < n && node.gpu_free[node.positions_by_free[first]] < need) ++first;
+  while (first < n && node.free_by_rank[first] < need) ++first;
   const int candidates = n - first;
   // The greedy search, used beyond the limit, breaks ties in another order.
   if (candidates > exhaustive_limit) {
@@ -364,9 +362,8 @@ bool ChooseUniform(const NodeState& node, int count, Bytes need, bool require_nv
   }
   if (candidates < count) return false;
   for (int s = first; s < first + count; ++s) {
-    const int p = node.positions_by_free[s];
-    out->gpus.Add(node.gpu_index[p]);
-    out->slack += node.gpu_free[p] - need;
+    out->gpus.Add(node.index_by_rank[s]);
+    out->slack += node.free_by_rank[s] - need;
   }
   out->links = links * count * (count - 1) / 2;
   return true;
@@ -444,7 +441,11 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
   if (!ChooseGpus(node, k, need, require, args_.prefer_nvlink_for_all || cycle.uses_nvlink,
                   args_.exhaustive_search_limit, &choice)) {
     int fitting = 0;
-    for (Bytes f : node.gpu_free) fitting += f >= need ? 1 : 0;
+    if (node.inline_gpus > 0) {
+      for (int s = 0; s < node.inline_gpus; ++s) fitting += node.free_by_rank[s] >= need ? 1 : 0;
+    } else {
+      for (Bytes f : node.gpu_free) fitting += f >= need ? 1 : 0;
+    }
     if (fitting >= k)
       return Status::Deferred(Code::kUnfit, NoCliqueReason, {Status::Int(k), Status::Int(need)});
     return Status::Deferred(Code::kUnfit, TooLittleMemoryReason,
