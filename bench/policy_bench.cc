@@ -157,8 +157,10 @@ void BM_Evaluate(benchmark::State& state, PodDemand (*make_pod)()) {
     }
   }
   for (std::size_t t = 0; t < ev.timings.size(); ++t) {
-    if (filter_us[t] > 0) state.counters[ev.timings[t].plugin + ".filter_us"] = filter_us[t] / kTimedCalls;
-    if (score_us[t] > 0) state.counters[ev.timings[t].plugin + ".score_us"] = score_us[t] / kTimedCalls;
+    if (filter_us[t] > 0)
+      state.counters[ev.timings[t].plugin + ".filter_us"] = filter_us[t] / kTimedCalls;
+    if (score_us[t] > 0)
+      state.counters[ev.timings[t].plugin + ".score_us"] = score_us[t] / kTimedCalls;
   }
   const int feasible = ev.FeasibleCount();
   state.counters["feasible"] = feasible;

@@ -205,8 +205,8 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
 
 template <std::size_t kScores>
 void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t begin,
-                           const double* columns, double* plugin_scores,
-                           const RunOptions& options, Evaluation* out, double* best_score) const {
+                           const double* columns, double* plugin_scores, const RunOptions& options,
+                           Evaluation* out, double* best_score) const {
   const std::size_t n = nodes.size();
   const std::size_t n_scores = kScores > 0 ? kScores : scores_.size();
   const double* const weights = weights_.data();

@@ -43,7 +43,8 @@ TEST(Runner, VerdictsReasonsScoresAndGpus) {
   EXPECT_TRUE(ev.nodes[2].feasible());
   EXPECT_EQ(ev.nodes[2].gpus.Indices(), (std::vector<int>{0, 1}));
   EXPECT_FALSE(ev.nodes[3].feasible());
-  EXPECT_EQ(ev.nodes[3].status.reason(), "loadaware: storage await 90.0 ms over reject threshold 67.9 ms");
+  EXPECT_EQ(ev.nodes[3].status.reason(),
+            "loadaware: storage await 90.0 ms over reject threshold 67.9 ms");
   EXPECT_EQ(ev.nodes[4].status.code(), Code::kUnresolvable);
   EXPECT_EQ(ev.best, 2);
   EXPECT_EQ(ev.FeasibleCount(), 2);
@@ -66,8 +67,8 @@ TEST(Runner, FirstFailureOnlyByDefault) {
 TEST(Runner, MalformedPodIsUnresolvableOnEveryNode) {
   Runner runner(DefaultPolicyConfig());
   const std::vector<NodeState> nodes = Cluster();
-  const Evaluation ev =
-      runner.Evaluate(PodBuilder().Gpus(1).Invalid("annotation ai.gpu-memory: \"lots\"").Build(), nodes);
+  const Evaluation ev = runner.Evaluate(
+      PodBuilder().Gpus(1).Invalid("annotation ai.gpu-memory: \"lots\"").Build(), nodes);
   EXPECT_EQ(ev.pod_status.code(), Code::kUnresolvable);
   EXPECT_EQ(ev.best, -1);
   for (const auto& r : ev.nodes) EXPECT_EQ(r.status.code(), Code::kUnresolvable);
@@ -77,7 +78,8 @@ TEST(Runner, FinalScoreIsTheWeightedMean) {
   PolicyConfig c = DefaultPolicyConfig();
   c.plugins = {{"loadaware", true, 3, ""}, {"balance", true, 1, ""}};
   Runner runner(c);
-  const std::vector<NodeState> nodes = {NodeBuilder("warm").Gpus(4, 24 * kGi).MemoryFraction(0.76).Build()};
+  const std::vector<NodeState> nodes = {
+      NodeBuilder("warm").Gpus(4, 24 * kGi).MemoryFraction(0.76).Build()};
   const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(1).Memory(0).Build(), nodes);
   ASSERT_TRUE(ev.nodes[0].feasible());
   const double want = (3 * ev.PluginScore(0, 0) + ev.PluginScore(0, 1)) / 4;
@@ -88,7 +90,8 @@ TEST(Runner, DisabledPluginsDoNotRun) {
   PolicyConfig c = DefaultPolicyConfig();
   c.plugins[0].enabled = false;  // loadaware off: the full node is no longer rejected on load
   Runner runner(c);
-  const std::vector<NodeState> nodes = {NodeBuilder("full").Gpus(4, 24 * kGi).MemoryFraction(0.88).Build()};
+  const std::vector<NodeState> nodes = {
+      NodeBuilder("full").Gpus(4, 24 * kGi).MemoryFraction(0.88).Build()};
   const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(1).Memory(1 * kGi).Build(), nodes);
   EXPECT_TRUE(ev.nodes[0].feasible());
   EXPECT_EQ(ev.score_names, (std::vector<std::string>{"gpufit", "balance"}));

@@ -13,10 +13,10 @@
 namespace tidal {
 
 enum class Code : unsigned char {
-  kFits = 0,          // the pod fits (OK)
-  kUnfit,             // does not fit now; may fit later or after preemption
-  kUnresolvable,      // will not fit whatever happens (bad annotation, too many GPUs)
-  kError,             // an internal error; the node verdict is unknown
+  kFits = 0,      // the pod fits (OK)
+  kUnfit,         // does not fit now; may fit later or after preemption
+  kUnresolvable,  // will not fit whatever happens (bad annotation, too many GPUs)
+  kError,         // an internal error; the node verdict is unknown
 };
 
 std::string_view CodeName(Code code);

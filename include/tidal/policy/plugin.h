@@ -81,8 +81,7 @@ class FilterPlugin : public virtual Plugin {
   // Checks every node of `nodes` whose status is still ok (or all of them when
   // `all` is set) and overwrites status[i] on rejection.
   virtual void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                           std::span<NodeScratch> scratch, StatusColumn status,
-                           bool all) const = 0;
+                           std::span<NodeScratch> scratch, StatusColumn status, bool all) const = 0;
   // True when FilterBatch tags what it rejects with Name() itself; otherwise the
   // runner does, in a pass of its own.
   virtual bool TagsRejections() const { return false; }
@@ -133,8 +132,7 @@ template <class Derived>
 class ScoreEachNode : public ScorePlugin {
  public:
   [[gnu::flatten]] void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                                   std::span<const NodeScratch> scratch,
-                                   ConstStatusColumn status,
+                                   std::span<const NodeScratch> scratch, ConstStatusColumn status,
                                    std::span<double> scores) const final {
     const auto& self = static_cast<const Derived&>(*this);
     for (std::size_t i = 0; i < nodes.size(); ++i)

@@ -18,8 +18,7 @@ class Fallback final : public FilterPlugin, public ScorePlugin {
   // Scores relative to the node with the most GPUs left in the batch.
   bool PerNode() const override { return false; }
   void FilterBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
-                   std::span<NodeScratch> scratch, StatusColumn status,
-                   bool all) const override;
+                   std::span<NodeScratch> scratch, StatusColumn status, bool all) const override;
   void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
                   std::span<const NodeScratch> scratch, ConstStatusColumn status,
                   std::span<double> scores) const override;

@@ -330,7 +330,8 @@ bool ChooseOne(const NodeState& node, Bytes need, GpuChoice* out) {
   Bytes best_free = 0;
   for (std::size_t i = 0; i < node.gpu_free.size(); ++i) {
     const Bytes f = node.gpu_free[i];
-    if (f >= need && (best < 0 || f < best_free || (f == best_free && node.gpus[i].index < node.gpus[best].index))) {
+    if (f >= need && (best < 0 || f < best_free ||
+                      (f == best_free && node.gpus[i].index < node.gpus[best].index))) {
       best = static_cast<int>(i);
       best_free = f;
     }
