@@ -66,6 +66,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                        la.min_samples == lb.min_samples && la.window == lb.window &&
                        la.headroom == lb.headroom && la.file == lb.file,
                    "memory learning survives the dump");
+  TIDAL_FUZZ_CHECK(reloaded.nvlink.image_patterns == config.nvlink.image_patterns &&
+                       reloaded.nvlink.min_gpus == config.nvlink.min_gpus &&
+                       reloaded.nvlink.slots_per_gpu == config.nvlink.slots_per_gpu,
+                   "NVLink auto-detection survives the dump");
+  TIDAL_FUZZ_CHECK(reloaded.fallback.golden_pool == config.fallback.golden_pool,
+                   "the golden pool survives the dump");
   TIDAL_FUZZ_CHECK(reloaded.tenants.size() == config.tenants.size() &&
                        reloaded.plugins.size() == config.plugins.size(),
                    "tenants and plugins survive the dump");

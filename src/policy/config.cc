@@ -113,6 +113,9 @@ void ReadNvlink(const YAML::Node& node, const std::string& path, NvlinkDetection
         if (!p[i].IsScalar() || p[i].Scalar().empty())
           errors.Add(Join(ap, "imagePatterns") + "[" + std::to_string(i) + "]",
                      "expected a non-empty string");
+        else if (!IsValidUtf8(p[i].Scalar()))
+          errors.Add(Join(ap, "imagePatterns") + "[" + std::to_string(i) + "]",
+                     QuoteInput(p[i].Scalar()) + " is not valid UTF-8 text");
         else
           d->image_patterns.push_back(p[i].Scalar());
       }

@@ -103,6 +103,16 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
        "fallback: {goldenPool: {}}",
        {"fallback.goldenPool: must select at least one label"}},
       {"root must be a mapping", "[1, 2]", {"(root): expected a mapping"}},
+      // YAML is Unicode text: a path with stray bytes would be rewritten by the dump.
+      {"learning file not UTF-8", "memoryLearning: {file: \"a\xff\xfe" "b\"}",
+       {"memoryLearning.file: \"a\xff\xfe" "b\" is not valid UTF-8 text"}},
+      {"image pattern not UTF-8", "nvlink: {autoDetect: {imagePatterns: [\"ok\", \"\xc0\xafx\"]}}",
+       {"nvlink.autoDetect.imagePatterns[1]: \"\xc0\xafx\" is not valid UTF-8 text"}},
+      {"golden pool label not UTF-8", "fallback: {goldenPool: {pool: \"g\xed\xa0\x80\"}}",
+       {"fallback.goldenPool: label \"pool\" is not valid UTF-8 text",
+        "fallback.goldenPool: must select at least one label"}},
+      {"UTF-8 learning file is kept", "memoryLearning: {file: \"/var/lib/tidal/m\xc3\xa9moire.json\"}",
+       {}},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "tidal/core/quantity.h"
+#include "tidal/core/text.h"
 
 namespace tidal::yamlutil {
 namespace {
@@ -90,6 +91,10 @@ void ReadString(const YAML::Node& node, const std::string& path, const char* key
     errors.Add(Join(path, key), "expected a string");
     return;
   }
+  if (!IsValidUtf8(v.Scalar())) {
+    errors.Add(Join(path, key), QuoteInput(v.Scalar()) + " is not valid UTF-8 text");
+    return;
+  }
   *out = v.Scalar();
 }
 
@@ -124,6 +129,10 @@ void ReadLabels(const YAML::Node& node, const std::string& path, Labels* out, Co
   for (const auto& kv : node) {
     if (!kv.second.IsScalar()) {
       errors.Add(Join(path, kv.first.Scalar()), "expected a label value");
+      continue;
+    }
+    if (!IsValidUtf8(kv.first.Scalar()) || !IsValidUtf8(kv.second.Scalar())) {
+      errors.Add(path, "label " + QuoteInput(kv.first.Scalar()) + " is not valid UTF-8 text");
       continue;
     }
     (*out)[kv.first.Scalar()] = kv.second.Scalar();

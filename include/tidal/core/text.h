@@ -9,4 +9,9 @@ namespace tidal {
 // bytes as \xNN) and cut at 64 bytes, so a huge or binary value cannot flood a log.
 std::string QuoteInput(std::string_view text);
 
+// True when text is well-formed UTF-8 (no overlong forms, surrogates or code
+// points above U+10FFFF). YAML is Unicode text: other bytes do not survive a
+// dump and reload, so config strings must pass this.
+bool IsValidUtf8(std::string_view text);
+
 }  // namespace tidal

@@ -1,0 +1,43 @@
+#include "tidal/core/text.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tidal {
+namespace {
+
+TEST(Text, IsValidUtf8) {
+  struct Case {
+    const char* name;
+    std::string text;
+    bool want;
+  };
+  const Case cases[] = {
+      {"empty", "", true},
+      {"ascii", "/var/lib/tidal/memory.json", true},
+      {"two bytes", "m\xc3\xa9moire", true},
+      {"three bytes", "\xe6\x98\xbe\xe5\xad\x98", true},
+      {"four bytes", "\xf0\x9f\x9a\x80", true},
+      {"highest code point", "\xf4\x8f\xbf\xbf", true},
+      {"nul is ascii", std::string("a\0b", 3), true},
+      {"lone continuation", "a\x80", false},
+      {"0xff", "\xff", false},
+      {"overlong slash", "\xc0\xaf", false},
+      {"overlong three bytes", "\xe0\x80\xaf", false},
+      {"overlong four bytes", "\xf0\x80\x80\xaf", false},
+      {"surrogate", "\xed\xa0\x80", false},
+      {"above U+10FFFF", "\xf4\x90\x80\x80", false},
+      {"lead 0xf5", "\xf5\x80\x80\x80", false},
+      {"truncated at end", "ok\xe6\x98", false},
+      {"bad third byte", "\xe6\x98x", false},
+      {"bad fourth byte", "\xf0\x9f\x9a(", false},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    EXPECT_EQ(IsValidUtf8(tc.text), tc.want);
+  }
+}
+
+}  // namespace
+}  // namespace tidal
