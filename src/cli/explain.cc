@@ -48,10 +48,11 @@ std::vector<std::size_t> Order(const Evaluation& ev) {
   return order;
 }
 
-std::vector<std::string> Reasons(const NodeResult& r) {
+std::vector<std::string> Reasons(const Evaluation& ev, std::size_t i) {
+  const NodeResult& r = ev.nodes[i];
   std::vector<std::string> out;
-  if (!r.reasons.empty()) {
-    for (const auto& s : r.reasons) out.push_back(s.reason());
+  if (const std::span<const Status> all = ev.Reasons(i); !all.empty()) {
+    for (const auto& s : all) out.push_back(s.reason());
   } else if (!r.status.ok()) {
     out.push_back(r.status.reason());
   }
@@ -73,7 +74,7 @@ void PrintJson(const PodDemand& pod, const Evaluation& ev) {
     n["name"] = r.node->name;
     n["feasible"] = r.feasible();
     n["verdict"] = std::string(CodeName(r.status.code()));
-    n["reasons"] = Reasons(r);
+    n["reasons"] = Reasons(ev, i);
     nlohmann::ordered_json scores = nlohmann::ordered_json::object();
     if (r.feasible())
       for (std::size_t p = 0; p < ev.score_names.size(); ++p)
@@ -124,7 +125,7 @@ void PrintTable(const PodDemand& pod, const Evaluation& ev) {
     line += r.feasible() ? fmt::format(" {:>7.2f}", r.score) : fmt::format(" {:>7}", "-");
     line += fmt::format("  {:<10} ", gpus.empty() ? "-" : gpus);
     std::string reasons;
-    for (const auto& s : Reasons(r)) reasons += (reasons.empty() ? "" : "; ") + s;
+    for (const auto& s : Reasons(ev, i)) reasons += (reasons.empty() ? "" : "; ") + s;
     if (!n.metrics_known) reasons += (reasons.empty() ? "" : "; ") + std::string("metrics unknown");
     line += reasons;
     std::cout << line << "\n";

@@ -30,6 +30,7 @@ Status::Status(Code code, std::string_view reason) {
 }
 
 Status::Status(const Status& other) : in_(other.in_) {
+  std::memcpy(args_, other.args_, sizeof args_);
   if (other.tail_) tail_ = std::make_unique<std::string>(*other.tail_);
 }
 
@@ -48,7 +49,7 @@ std::string Status::reason() const {
 void Status::AppendReason(std::string* out) const {
   out->append(in_.head, in_.head_len);
   if (tail_) out->append(*tail_);
-  if (in_.format) in_.format(in_.args, out);
+  if (in_.format) in_.format(args_, out);
 }
 
 Status& Status::TagSlow(std::string_view who) {

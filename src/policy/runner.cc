@@ -82,9 +82,12 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   out->nodes.resize(n);
   Evaluation::Buffers& buf = out->buffers;
   if (buf.reasons_used) {
-    for (auto& r : out->nodes) r.reasons.clear();
+    for (auto& r : out->reasons) r.clear();
     buf.reasons_used = false;
   }
+  // Sized only for a call that collects them, and kept (with their capacity) for
+  // the next one: Reasons() reads past the end as none.
+  if (options.all_reasons && out->reasons.size() < n) out->reasons.resize(n);
 
   out->pod_status = BuildCycleState(config_, pod, &out->cycle, learned_);
   if (!out->pod_status.ok()) {
@@ -96,7 +99,7 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
       r.gpus = GpuSet();
       r.placed = false;
       r.score = 0;
-      if (options.all_reasons) r.reasons.push_back(out->pod_status);
+      if (options.all_reasons) out->reasons[i].push_back(out->pod_status);
     }
     buf.reasons_used = options.all_reasons;
     return;
@@ -159,7 +162,7 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
         if (one[i].ok()) continue;
         if (!tagged) one[i].Tag(name);
         if (status[i].ok()) status[i] = one[i];
-        results[i].reasons.push_back(std::move(one[i]));
+        out->reasons[begin + i].push_back(std::move(one[i]));
       }
     } else if (filter->TagsRejections()) {
       filter->FilterBatch(out->cycle, nodes, scratch, status, false);
@@ -235,7 +238,7 @@ void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t 
       total += weights[p] * sc;
     }
     if (!in_range) {
-      RejectOutOfRange(cells, options, &r);
+      RejectOutOfRange(cells, options, &r, begin + i, out);
       continue;
     }
     r.score = weight_sum_ > 0 ? total / weight_sum_ : 0;
@@ -246,14 +249,15 @@ void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t 
   }
 }
 
-void Runner::RejectOutOfRange(double* cells, const RunOptions& options, NodeResult* r) const {
+void Runner::RejectOutOfRange(double* cells, const RunOptions& options, NodeResult* r,
+                              std::size_t index, Evaluation* out) const {
   // A plugin bug must not silently favour or bury a node: the first score out of
   // range makes the node an error, and it and the scores after it read 0.
   for (std::size_t p = 0; p < scores_.size(); ++p) {
     const double sc = cells[p];
     if (sc >= 0 && sc <= 100) continue;
     r->status = Status::Error(fmt::format("score {} outside [0, 100]", sc)).Tag(scores_[p].name);
-    if (options.all_reasons) r->reasons.push_back(r->status);
+    if (options.all_reasons) out->reasons[index].push_back(r->status);
     std::fill(cells + p, cells + scores_.size(), 0.0);
     return;
   }

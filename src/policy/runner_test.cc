@@ -35,8 +35,8 @@ TEST(Runner, VerdictsReasonsScoresAndGpus) {
   EXPECT_FALSE(ev.nodes[0].feasible());
   EXPECT_EQ(ev.nodes[0].status.reason(), "loadaware: GPU memory 88% over reject threshold 82%");
   // All reasons: the full node is also out of GPU memory for 8 GiB per GPU.
-  ASSERT_EQ(ev.nodes[0].reasons.size(), 2u);
-  EXPECT_NE(ev.nodes[0].reasons[1].reason().find("gpufit:"), std::string::npos);
+  ASSERT_EQ(ev.Reasons(0).size(), 2u);
+  EXPECT_NE(ev.Reasons(0)[1].reason().find("gpufit:"), std::string::npos);
 
   EXPECT_TRUE(ev.nodes[1].feasible());
   EXPECT_NEAR(ev.PluginScore(1, 0), 75, 1e-6);
@@ -59,7 +59,7 @@ TEST(Runner, FirstFailureOnlyByDefault) {
   Runner runner(DefaultPolicyConfig());
   const std::vector<NodeState> nodes = Cluster();
   const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(2).Memory(4 * kGi).Build(), nodes);
-  EXPECT_TRUE(ev.nodes[0].reasons.empty());
+  EXPECT_TRUE(ev.Reasons(0).empty());
   EXPECT_EQ(ev.nodes[0].status.reason(), "loadaware: GPU memory 88% over reject threshold 82%");
   EXPECT_EQ(ev.timings.size(), 3u);
 }
@@ -206,10 +206,10 @@ TEST(Runner, MixedFiltersAcrossBlocksAndReusedEvaluations) {
       }
       if (all_reasons) {
         std::vector<std::string> got;
-        for (const Status& s : r.reasons) got.push_back(s.reason());
+        for (const Status& s : ev.Reasons(i)) got.push_back(s.reason());
         EXPECT_EQ(got, want_reasons);
       } else {
-        EXPECT_TRUE(r.reasons.empty());
+        EXPECT_TRUE(ev.Reasons(i).empty());
       }
     }
     EXPECT_EQ(ev.best, best);

@@ -34,13 +34,18 @@ class Status {
   // Appends the text of a deferred reason built from its numbers.
   using Formatter = void (*)(const Arg* args, std::string* out);
 
-  Status() = default;  // fits; costs nothing
+  // User-provided, so that Status() is not value-initialised: that would zero
+  // args_, a second cache line of every NodeResult, for each node that fits.
+  Status() noexcept {}  // fits
   Status(const Status& other);
   Status& operator=(const Status& other);
-  Status(Status&& other) noexcept : in_(other.in_), tail_(std::move(other.tail_)) {}
+  Status(Status&& other) noexcept : in_(other.in_), tail_(std::move(other.tail_)) {
+    std::memcpy(args_, other.args_, sizeof args_);  // bytes: unset args are not read
+  }
   Status& operator=(Status&& other) noexcept {
     in_ = other.in_;
     tail_ = std::move(other.tail_);
+    std::memcpy(args_, other.args_, sizeof args_);
     return *this;
   }
   ~Status() = default;
@@ -61,7 +66,7 @@ class Status {
     std::size_t k = 0;
     for (const Arg& a : args) {
       if (k == kMaxArgs) break;
-      s.in_.args[k++] = a;
+      s.args_[k++] = a;
     }
     return s;
   }
@@ -101,22 +106,24 @@ class Status {
  private:
   Status(Code code, std::string_view reason);
   Status& TagSlow(std::string_view who);
-  // The reason reads head_ + *tail_ + format_(args_). Tags and short eager texts
-  // live in head_; what does not fit moves to the heap in tail_ (cold: eager
+  // The reason reads head + *tail_ + format(args_). Tags and short eager texts
+  // live in the head; what does not fit moves to the heap in tail_ (cold: eager
   // reasons are rare on the hot path, deferred ones carry only their tags).
-  static constexpr std::size_t kHead = 22;
-  // Everything but the tail, so that a move copies it as one block.
+  // kHead holds one tag ("resourcefit: " is 13 bytes).
+  static constexpr std::size_t kHead = 14;
+  // What Reset writes comes first (in_ and tail_, 32 bytes), so that a NodeResult
+  // of a node that fits touches one cache line; args_ is written only by Deferred.
   struct Inline {
     Code code = Code::kFits;
     unsigned char head_len = 0;
     char head[kHead];  // read only up to head_len
     Formatter format = nullptr;
-    Arg args[kMaxArgs];  // read only with format; left unset otherwise (cheap Fits)
   };
   Inline in_;
   std::unique_ptr<std::string> tail_;  // null when the head holds everything
+  Arg args_[kMaxArgs];                 // read only with format; left unset otherwise
 };
-static_assert(sizeof(Status) <= 80, "Status is copied once per rejected node");
+static_assert(sizeof(Status) <= 72, "Status is copied once per rejected node");
 
 // A user-facing input error (config, pod, snapshot file). Thrown only while loading.
 struct InputError {

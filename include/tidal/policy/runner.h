@@ -14,13 +14,14 @@
 
 namespace tidal {
 
-struct NodeResult {
+// One line of cache per node that fits: the runner writes every field below but
+// the status's numbers (only a rejection has them) on each call.
+struct alignas(64) NodeResult {
   const NodeState* node = nullptr;
-  Status status;                // the first failure, or fits
-  std::vector<Status> reasons;  // every failure (only with RunOptions::all_reasons)
-  GpuSet gpus;                  // chosen by the placer, when one ran
-  bool placed = false;
+  GpuSet gpus;  // chosen by the placer, when one ran
   double score = 0;  // final, 0..100, for feasible nodes
+  bool placed = false;
+  Status status;  // the first failure, or fits (every failure: Evaluation::Reasons)
   bool feasible() const { return status.ok(); }
 };
 
@@ -37,6 +38,9 @@ struct Evaluation {
   std::vector<std::string> score_names;  // score plugins, in order
   std::vector<double> plugin_scores;     // [node][score plugin], row-major
   std::vector<PluginTiming> timings;
+  // Every failure of each node, in filter order: only with RunOptions::all_reasons
+  // (empty otherwise), so that the hot path carries none of it.
+  std::vector<std::vector<Status>> reasons;
   int best = -1;  // index into nodes of the highest final score; ties: first
 
   // Working storage of Runner::Evaluate, not part of the result: kept here so that
@@ -48,10 +52,15 @@ struct Evaluation {
     std::vector<Status> one;     // one filter's verdicts (all_reasons)
     std::vector<char> ok;        // status ok before the current filter (untagging filters)
     std::vector<double> column;  // the score plugins' scores, [plugin][node]
-    bool reasons_used = false;   // some NodeResult::reasons may be non-empty
+    bool reasons_used = false;   // some entry of reasons may be non-empty
     bool scratch_dirty = false;  // scratch may hold something other than NodeScratch{}
   } buffers;
 
+  // Every failure of node `node` (all_reasons), or none.
+  std::span<const Status> Reasons(std::size_t node) const {
+    return node < reasons.size() ? std::span<const Status>(reasons[node])
+                                 : std::span<const Status>();
+  }
   double PluginScore(std::size_t node, std::size_t plugin) const {
     return plugin_scores[node * score_names.size() + plugin];
   }
@@ -105,7 +114,7 @@ class Runner {
                      const double* columns, double* plugin_scores, const RunOptions& options,
                      Evaluation* out, double* best_score) const;
   [[gnu::cold]] void RejectOutOfRange(double* cells, const RunOptions& options,
-                                      NodeResult* r) const;
+                                      NodeResult* r, std::size_t index, Evaluation* out) const;
 
   PolicyConfig config_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

@@ -426,8 +426,9 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
                               {Status::Int(k), Status::Int(node.allocatable_gpus)});
     return Status::Fits();
   }
-  // gpu_free has one entry per GPU and sits with the node's hot fields.
-  const std::size_t gpus = node.gpu_free.size();
+  // The number of GPUs: inline_gpus (first line) when set, so that a 1-GPU pod
+  // reads nothing of the third line, where gpu_free is.
+  const std::size_t gpus = node.inline_gpus > 0 ? node.inline_gpus : node.gpu_free.size();
   if (static_cast<int>(gpus) < k)
     return Status::Deferred(Code::kUnresolvable, TooFewGpusReason,
                             {Status::Int(k), Status::Int(static_cast<std::int64_t>(gpus))});
