@@ -1,9 +1,11 @@
 #pragma once
 // The policy plugin interface (DESIGN §4). Plugins are small pure functions of
 // (pod, node snapshot, args); the Runner owns timing, range checks and weights.
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -135,6 +137,14 @@ class ScoreEachNode : public ScorePlugin {
                                    std::span<const NodeScratch> scratch, ConstStatusColumn status,
                                    std::span<double> scores) const final {
     const auto& self = static_cast<const Derived&>(*this);
+    // A plugin may know that every node scores alike for this pod (gpufit for a
+    // 1-GPU pod): then no node is read. Entries of rejected nodes are not read.
+    if constexpr (requires { self.UniformScore(cycle); }) {
+      if (const std::optional<double> same = self.UniformScore(cycle)) {
+        std::fill(scores.begin(), scores.end(), *same);
+        return;
+      }
+    }
     for (std::size_t i = 0; i < nodes.size(); ++i)
       if (status[i].ok()) scores[i] = self.ScoreOne(cycle, *nodes[i], scratch[i]);
   }

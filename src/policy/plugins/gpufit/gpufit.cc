@@ -461,6 +461,11 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
   return Status::Fits();
 }
 
+std::optional<double> GpuFit::UniformScore(const CycleState& cycle) const {
+  if (!cycle.uses_nvlink || cycle.pod->gpu_count < 2) return 100.0;
+  return std::nullopt;
+}
+
 double GpuFit::ScoreOne(const CycleState& cycle, const NodeState& node,
                         const NodeScratch& scratch) const {
   const int k = cycle.pod->gpu_count;

@@ -1,6 +1,7 @@
 #pragma once
 // gpufit: per-GPU free-memory fit and NVLink clique choice (DESIGN §5).
 #include <memory>
+#include <optional>
 
 #include "policy/plugins/gpufit/gpufit_args.h"
 #include "tidal/policy/plugin.h"
@@ -15,6 +16,8 @@ class GpuFit final : public FilterEachNode<GpuFit>, public ScoreEachNode<GpuFit>
   // Multi-GPU NVLink pods: the chosen set's links against the best a set of that
   // size could have on this node's fabric; everything else scores 100.
   double ScoreOne(const CycleState& cycle, const NodeState& node, const NodeScratch& scratch) const;
+  // 100 for every node when the pod does not use NVLink or has one GPU; else none.
+  std::optional<double> UniformScore(const CycleState& cycle) const;
 
  private:
   GpuFitArgs args_;

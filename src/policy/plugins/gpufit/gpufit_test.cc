@@ -185,6 +185,47 @@ TEST(GpuFit, ScorePrefersBetterLinkedSets) {
   EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, partial, b), 50);
 }
 
+// ScoreBatch skips the nodes when every one scores alike (UniformScore): the
+// scores of the nodes that pass the filter must be ScoreOne's all the same.
+TEST(GpuFit, BatchScoresEqualScoreOne) {
+  struct ScoreCase {
+    const char* name;
+    PodDemand pod;
+    bool want_uniform;
+  };
+  const ScoreCase cases[] = {
+      {"1 GPU", PodBuilder().Gpus(1).Memory(8 * kGi).Build(), true},
+      {"1 GPU, NVLink asked", PodBuilder().Gpus(1).Memory(8 * kGi).NvlinkRequired().Build(), true},
+      {"2 GPUs without NVLink", PodBuilder().Gpus(2).Memory(8 * kGi).Build(), true},
+      {"2 GPUs on NVLink", PodBuilder().Gpus(2).Memory(8 * kGi).NvlinkRequired().Build(), false},
+      {"4 GPUs on NVLink", PodBuilder().Gpus(4).Memory(4 * kGi).NvlinkRequired().Build(), false},
+  };
+  const PolicyConfig config = DefaultPolicyConfig();
+  GpuFit plugin{GpuFitArgs{}};
+  const std::vector<NodeState> cluster = {
+      CubeMesh(), OomCaseNode(),
+      NodeBuilder("p").Gpus(4, 16 * kGi).Link(0, 1, 1).Link(2, 3, 2).Used(2, 16 * kGi).Build()};
+  std::vector<const NodeState*> nodes;
+  for (const NodeState& n : cluster) nodes.push_back(&n);
+  for (const ScoreCase& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const CycleState cycle = Cycle(config, tc.pod);
+    EXPECT_EQ(plugin.UniformScore(cycle).has_value(), tc.want_uniform);
+    std::vector<NodeScratch> scratch(nodes.size());
+    std::vector<Status> verdicts(nodes.size());
+    plugin.FilterBatch(cycle, nodes, scratch, std::span<Status>(verdicts), false);
+    std::vector<double> scores(nodes.size(), -1);
+    plugin.ScoreBatch(cycle, nodes, scratch, std::span<const Status>(verdicts), scores);
+    int scored = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (!verdicts[i].ok()) continue;
+      ++scored;
+      EXPECT_DOUBLE_EQ(scores[i], plugin.ScoreOne(cycle, *nodes[i], scratch[i])) << nodes[i]->name;
+    }
+    EXPECT_GT(scored, 0);
+  }
+}
+
 TEST(GpuFit, GreedySearchOnLargeNodesStillFindsCliques) {
   // 32 GPUs in 4 fully linked islands of 8; ask for 4 linked GPUs.
   NodeBuilder b("big");
