@@ -7,18 +7,19 @@
 set -euo pipefail
 filter='nodes:5000$'
 rounds=8
+usage() {
+  echo "usage: $0 [-f FILTER] [-r ROUNDS] BIN_A BIN_B [BIN ...]" >&2
+  exit 2
+}
 while getopts "f:r:" opt; do
   case "$opt" in
     f) filter=$OPTARG ;;
     r) rounds=$OPTARG ;;
-    *) echo "usage: $0 [-f FILTER] [-r ROUNDS] BIN_A BIN_B [BIN ...]" >&2; exit 2 ;;
+    *) usage ;;
   esac
 done
 shift $((OPTIND - 1))
-if [ $# -lt 2 ]; then
-  echo "usage: $0 [-f FILTER] [-r ROUNDS] BIN_A BIN_B [BIN ...]" >&2
-  exit 2
-fi
+[ $# -ge 2 ] || usage
 for bin in "$@"; do
   [ -x "$bin" ] || { echo "$bin: not an executable" >&2; exit 2; }
 done

@@ -110,13 +110,10 @@ void ReadNvlink(const YAML::Node& node, const std::string& path, NvlinkDetection
     } else {
       d->image_patterns.clear();
       for (std::size_t i = 0; i < p.size(); ++i) {
+        const std::string ip = Join(ap, "imagePatterns") + "[" + std::to_string(i) + "]";
         if (!p[i].IsScalar() || p[i].Scalar().empty())
-          errors.Add(Join(ap, "imagePatterns") + "[" + std::to_string(i) + "]",
-                     "expected a non-empty string");
-        else if (!IsValidUtf8(p[i].Scalar()))
-          errors.Add(Join(ap, "imagePatterns") + "[" + std::to_string(i) + "]",
-                     QuoteInput(p[i].Scalar()) + " is not valid UTF-8 text");
-        else
+          errors.Add(ip, "expected a non-empty string");
+        else if (CheckUtf8(p[i].Scalar(), ip, errors))
           d->image_patterns.push_back(p[i].Scalar());
       }
     }

@@ -109,7 +109,7 @@ TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {
       {"image pattern not UTF-8", "nvlink: {autoDetect: {imagePatterns: [\"ok\", \"\xc0\xafx\"]}}",
        {"nvlink.autoDetect.imagePatterns[1]: \"\xc0\xafx\" is not valid UTF-8 text"}},
       {"golden pool label not UTF-8", "fallback: {goldenPool: {pool: \"g\xed\xa0\x80\"}}",
-       {"fallback.goldenPool: label \"pool\" is not valid UTF-8 text",
+       {"fallback.goldenPool.pool: \"g\xed\xa0\x80\" is not valid UTF-8 text",
         "fallback.goldenPool: must select at least one label"}},
       {"UTF-8 learning file is kept", "memoryLearning: {file: \"/var/lib/tidal/m\xc3\xa9moire.json\"}",
        {}},

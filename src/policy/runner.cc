@@ -238,7 +238,7 @@ void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t 
       total += weights[p] * sc;
     }
     if (!in_range) {
-      RejectOutOfRange(cells, options, &r, begin + i, out);
+      RejectOutOfRange(cells, options, begin + i, out);
       continue;
     }
     r.score = weight_sum_ > 0 ? total / weight_sum_ : 0;
@@ -249,8 +249,9 @@ void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t 
   }
 }
 
-void Runner::RejectOutOfRange(double* cells, const RunOptions& options, NodeResult* r,
-                              std::size_t index, Evaluation* out) const {
+void Runner::RejectOutOfRange(double* cells, const RunOptions& options, std::size_t index,
+                              Evaluation* out) const {
+  NodeResult* const r = &out->nodes[index];
   // A plugin bug must not silently favour or bury a node: the first score out of
   // range makes the node an error, and it and the scores after it read 0.
   for (std::size_t p = 0; p < scores_.size(); ++p) {

@@ -83,18 +83,21 @@ void ReadBool(const YAML::Node& node, const std::string& path, const char* key, 
   errors.Add(Join(path, key), "expected true or false");
 }
 
-void ReadString(const YAML::Node& node, const std::string& path, const char* key,
-                std::string* out, ConfigErrors& errors) {
+bool CheckUtf8(const std::string& text, const std::string& path, ConfigErrors& errors) {
+  if (IsValidUtf8(text)) return true;
+  errors.Add(path, QuoteInput(text) + " is not valid UTF-8 text");
+  return false;
+}
+
+void ReadString(const YAML::Node& node, const std::string& path, const char* key, std::string* out,
+                ConfigErrors& errors) {
   const YAML::Node v = node[key];
   if (!v || v.IsNull()) return;
   if (!v.IsScalar()) {
     errors.Add(Join(path, key), "expected a string");
     return;
   }
-  if (!IsValidUtf8(v.Scalar())) {
-    errors.Add(Join(path, key), QuoteInput(v.Scalar()) + " is not valid UTF-8 text");
-    return;
-  }
+  if (!CheckUtf8(v.Scalar(), Join(path, key), errors)) return;
   *out = v.Scalar();
 }
 
@@ -124,17 +127,17 @@ void ReadBytes(const YAML::Node& node, const std::string& path, const char* key,
   *out = *q;
 }
 
-void ReadLabels(const YAML::Node& node, const std::string& path, Labels* out, ConfigErrors& errors) {
+void ReadLabels(const YAML::Node& node, const std::string& path, Labels* out,
+                ConfigErrors& errors) {
   if (!IsMap(node, path, errors)) return;
   for (const auto& kv : node) {
     if (!kv.second.IsScalar()) {
       errors.Add(Join(path, kv.first.Scalar()), "expected a label value");
       continue;
     }
-    if (!IsValidUtf8(kv.first.Scalar()) || !IsValidUtf8(kv.second.Scalar())) {
-      errors.Add(path, "label " + QuoteInput(kv.first.Scalar()) + " is not valid UTF-8 text");
+    if (!CheckUtf8(kv.first.Scalar(), path, errors) ||
+        !CheckUtf8(kv.second.Scalar(), Join(path, kv.first.Scalar()), errors))
       continue;
-    }
     (*out)[kv.first.Scalar()] = kv.second.Scalar();
   }
 }
@@ -149,8 +152,8 @@ void ReadWeights(const YAML::Node& node, const std::string& path, DimensionWeigh
 }
 
 void ValidateWeights(const DimensionWeights& w, const std::string& path, ConfigErrors& errors) {
-  for (auto [v, key] : {std::pair{w.gpu_memory, "gpuMemory"}, std::pair{w.nvlink, "nvlink"},
-                        std::pair{w.io, "io"}})
+  for (auto [v, key] :
+       {std::pair{w.gpu_memory, "gpuMemory"}, std::pair{w.nvlink, "nvlink"}, std::pair{w.io, "io"}})
     if (!(v >= 0 && v <= 1)) errors.Add(Join(path, key), Fmt(v) + " is outside [0, 1]");
   const double sum = w.gpu_memory + w.nvlink + w.io;
   if (std::fabs(sum - 1) > 1e-6) errors.Add(path, "weights sum to " + Fmt(sum) + ", expected 1");

@@ -113,8 +113,8 @@ class Runner {
   void CollectScores(std::span<const NodeState* const> nodes, std::size_t begin,
                      const double* columns, double* plugin_scores, const RunOptions& options,
                      Evaluation* out, double* best_score) const;
-  [[gnu::cold]] void RejectOutOfRange(double* cells, const RunOptions& options,
-                                      NodeResult* r, std::size_t index, Evaluation* out) const;
+  [[gnu::cold]] void RejectOutOfRange(double* cells, const RunOptions& options, std::size_t index,
+                                      Evaluation* out) const;
 
   PolicyConfig config_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

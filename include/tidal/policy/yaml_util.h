@@ -28,6 +28,9 @@ void ReadInt(const YAML::Node& node, const std::string& path, const char* key, i
              ConfigErrors& errors);
 void ReadBool(const YAML::Node& node, const std::string& path, const char* key, bool* out,
               ConfigErrors& errors);
+// Adds "path: "text" is not valid UTF-8 text" and returns false unless text is
+// UTF-8: YAML is Unicode, and other bytes would not survive check-config's dump.
+bool CheckUtf8(const std::string& text, const std::string& path, ConfigErrors& errors);
 void ReadString(const YAML::Node& node, const std::string& path, const char* key,
                 std::string* out, ConfigErrors& errors);
 void ReadDuration(const YAML::Node& node, const std::string& path, const char* key, TimeMs* out,

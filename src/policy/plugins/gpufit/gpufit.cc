@@ -468,8 +468,9 @@ std::optional<double> GpuFit::UniformScore(const CycleState& cycle) const {
 
 double GpuFit::ScoreOne(const CycleState& cycle, const NodeState& node,
                         const NodeScratch& scratch) const {
+  if (const std::optional<double> same = UniformScore(cycle)) return *same;
+  if (!scratch.placed) return 100;
   const int k = cycle.pod->gpu_count;
-  if (!cycle.uses_nvlink || k < 2 || !scratch.placed) return 100;
   const int max_pair = node.max_nvlink_links;  // precomputed by NodeState::Finalize
   if (max_pair == 0) return 0;
   const double pairs = k * (k - 1) / 2.0;
