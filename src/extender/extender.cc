@@ -214,10 +214,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   nodes.clear();
   nodes.reserve(n);
   int unknown = 0;
-  std::string key;
   for (std::size_t i = 0; i < n; ++i) {
-    key.assign(names[i]);
-    const NodeState* known = view->Find(key);
+    const NodeState* known = view->Find(names[i]);
     const bool found = known != nullptr;
     const bool fresh = found && known->metrics_known &&
                        now - known->sample_time_ms <= config_.metrics_stale_after_ms;

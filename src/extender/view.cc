@@ -1,8 +1,83 @@
 #include "tidal/extender/view.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tidal::extender {
+
+namespace {
+
+// A multiplicative hash of 8-byte words; node names are short ASCII, and the
+// table only needs them spread, not secret.
+std::uint64_t HashName(std::string_view name) {
+  constexpr std::uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+  const std::size_t n = name.size();
+  const char* p = name.data();
+  const auto mix = [](std::uint64_t h, std::uint64_t w) {
+    h = (h ^ w) * kMul;
+    return h ^ (h >> 29);
+  };
+  std::uint64_t h = n * kMul;
+  std::uint64_t w = 0;
+  if (n >= 8) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      std::memcpy(&w, p + i, 8);
+      h = mix(h, w);
+    }
+    // The last 8 bytes, overlapping: fixed-size loads only (the length is mixed in).
+    if (i < n) {
+      std::memcpy(&w, p + n - 8, 8);
+      h = mix(h, w);
+    }
+  } else if (n >= 4) {
+    std::uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    h = mix(h, lo | std::uint64_t{hi} << 32);
+  } else {
+    for (std::size_t i = 0; i < n; ++i)
+      w |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+    h = mix(h, w);
+  }
+  h *= kMul;
+  return h ^ (h >> 32);
+}
+
+}  // namespace
+
+NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, std::shared_ptr<const NodeMap> reserved)
+    : nodes_(std::move(nodes)), reserved_(std::move(reserved)) {
+  const std::size_t n = (nodes_ ? nodes_->size() : 0) + (reserved_ ? reserved_->size() : 0);
+  std::size_t capacity = 16;
+  while (capacity < 2 * n) capacity *= 2;  // at most half full: short probes
+  slots_.resize(capacity);
+  mask_ = capacity - 1;
+  const auto insert = [&](const std::string& name, const NodeState& node) {
+    const std::uint64_t h = HashName(name);
+    for (std::uint64_t at = h & mask_;; at = (at + 1) & mask_) {
+      Slot& s = slots_[at];
+      if (!s.node) {
+        s = {h, &name, &node};
+        return;
+      }
+      if (s.hash == h && *s.name == name) return;  // reserved came first
+    }
+  };
+  if (reserved_)
+    for (const auto& [name, node] : *reserved_) insert(name, node);
+  if (nodes_)
+    for (const auto& [name, node] : *nodes_) insert(name, node);
+}
+
+const NodeState* NodeIndex::Find(std::string_view name) const {
+  const std::uint64_t h = HashName(name);
+  for (std::uint64_t at = h & mask_;; at = (at + 1) & mask_) {
+    const Slot& s = slots_[at];
+    if (!s.node) return nullptr;
+    if (s.hash == h && *s.name == name) return s.node;
+  }
+}
 
 namespace {
 void ApplyInfo(const NodeInfo& info, NodeState* n) {
