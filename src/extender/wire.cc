@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 
 #include "tidal/core/quantity.h"
 #include "tidal/core/text.h"
@@ -28,77 +29,196 @@ bool Member(object obj, std::string_view key, element* out) {
   return !out->is_null();
 }
 
-// Kubernetes objects use their own exact camelCase keys.
-bool Field(element e, std::string_view key, element* out) {
-  object obj;
-  if (e.get_object().get(obj) != SUCCESS) return false;
-  if (obj.at_key(key).get(*out) != SUCCESS) return false;
-  return !out->is_null();
+namespace od = simdjson::ondemand;
+
+Status NotJson(simdjson::error_code err) {
+  return Status::Error(std::string("request body is not JSON: ") + simdjson::error_message(err));
+}
+
+// A simdjson error that is about the input's shape rather than its syntax.
+bool WrongType(simdjson::error_code err) {
+  return err == simdjson::INCORRECT_TYPE || err == simdjson::NUMBER_ERROR;
+}
+
+// Go's decoder matches the ExtenderArgs keys case-insensitively (ASCII here).
+bool KeyIs(std::string_view key, std::string_view want) {
+  if (key.size() != want.size()) return false;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    char c = key[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != want[i]) return false;
+  }
+  return true;
+}
+
+// The type of `v` without consuming it; errors are syntax errors.
+simdjson::error_code TypeOf(od::value& v, od::json_type* t) { return v.type().get(*t); }
+
+// The raw text of a JSON value up to the next token: without the whitespace after it.
+std::string_view TrimRight(std::string_view raw) {
+  while (!raw.empty() &&
+         (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
+    raw.remove_suffix(1);
+  return raw;
 }
 
 // Paths in messages are built only for an error: a 5 000-node payload has some
 // 50 000 fields, and formatting a path for each was most of the decoding time.
-Status DecodeNode(element item, std::size_t index, bool keep_json, WireNode* node) {
-  const auto path = [index] { return fmt::format("Nodes.items[{}]", index); };
-  element metadata, name;
-  std::string_view text;
-  if (!Field(item, "metadata", &metadata) || !Field(metadata, "name", &name) ||
-      name.get_string().get(text) != SUCCESS || text.empty())
-    return Status::Error(path() + ".metadata.name: expected a non-empty string");
-  node->name = std::string(text);
-  element labels;
-  if (Field(metadata, "labels", &labels)) {
-    object obj;
-    if (labels.get_object().get(obj) != SUCCESS)
-      return Status::Error(path() + ".metadata.labels: expected an object");
-    for (auto field : obj) {
-      std::string_view v;
-      if (field.value.get_string().get(v) != SUCCESS)
-        return Status::Error(
-            fmt::format("{}.metadata.labels.{}: expected a string", path(), field.key));
-      // The API server writes map keys sorted: appending at the end is the usual case.
-      node->labels.emplace_hint(node->labels.end(), std::string(field.key), std::string(v));
-    }
-  }
-  element status, allocatable;
-  if (Field(item, "status", &status) && Field(status, "allocatable", &allocatable)) {
-    object obj;
-    if (allocatable.get_object().get(obj) != SUCCESS)
-      return Status::Error(path() + ".status.allocatable: expected an object");
-    for (auto field : obj) {
-      std::string_view q;
-      const auto fpath = [&] { return fmt::format("{}.status.allocatable.{}", path(), field.key); };
-      if (field.value.get_string().get(q) != SUCCESS)
-        return Status::Error(fpath() + ": expected a quantity string");
-      std::string error;
-      if (field.key == "nvidia.com/gpu") {
-        bool rounded = false;
-        const auto v = ParseQuantityRounded(q, "", &error, &rounded);
-        if (!v || rounded || *v < 0 || *v > kMaxGpusPerNode) {
-          if (!v) ParseQuantityRounded(q, fpath(), &error, &rounded);  // the message, named
-          return Status::Error(!v ? error
-                                  : fpath() + ": expected a whole number of GPUs 0.." +
-                                        std::to_string(kMaxGpusPerNode));
+// Kubernetes objects use their own exact camelCase keys; fields not read here
+// (images, conditions, ...) are skipped without being decoded.
+Status DecodeMetadata(od::value& v, const std::function<std::string()>& path, WireNode* node,
+                      Labels* spare, bool* has_name) {
+  od::object obj;
+  if (const auto err = v.get_object().get(obj))
+    return WrongType(err) ? Status::Error(path() + ".metadata.name: expected a non-empty string")
+                          : NotJson(err);
+  for (auto field : obj) {
+    od::field f;
+    std::string_view key;
+    if (const auto err = std::move(field).get(f)) return NotJson(err);
+    if (const auto err = f.unescaped_key().get(key)) return NotJson(err);
+    od::value& value = f.value();
+    if (key == "name") {
+      std::string_view name;
+      if (const auto err = value.get_string().get(name)) {
+        if (!WrongType(err)) return NotJson(err);
+        return Status::Error(path() + ".metadata.name: expected a non-empty string");
+      }
+      node->name.assign(name);
+      *has_name = !name.empty();
+    } else if (key == "labels") {
+      od::json_type t;
+      if (const auto err = TypeOf(value, &t)) return NotJson(err);
+      if (t == od::json_type::null) continue;
+      od::object labels;
+      if (const auto err = value.get_object().get(labels))
+        return WrongType(err) ? Status::Error(path() + ".metadata.labels: expected an object")
+                              : NotJson(err);
+      node->labels.clear();  // a repeated "labels": the last one counts, as in Go
+      for (auto label : labels) {
+        od::field lf;
+        std::string_view name, text;
+        if (const auto err = std::move(label).get(lf)) return NotJson(err);
+        if (const auto err = lf.unescaped_key().get(name)) return NotJson(err);
+        if (const auto err = lf.value().get_string().get(text)) {
+          if (!WrongType(err)) return NotJson(err);
+          return Status::Error(
+              fmt::format("{}.metadata.labels.{}: expected a string", path(), name));
         }
-        node->allocatable_gpus = static_cast<int>(*v);
-      } else if (field.key == "cpu") {
-        const auto v = ParseQuantityMilli(q, "", &error);
-        if (!v) {
-          ParseQuantityMilli(q, fpath(), &error);
-          return Status::Error(error);
+        // The API server writes map keys sorted: appending at the end is the usual case.
+        // A warm context reuses the last request's map nodes and their strings.
+        if (spare->empty()) {
+          node->labels.emplace_hint(node->labels.end(), std::string(name), std::string(text));
+        } else {
+          auto reused = spare->extract(spare->begin());
+          reused.key().assign(name);
+          reused.mapped().assign(text);
+          node->labels.insert(node->labels.end(), std::move(reused));
         }
-        node->cpu_milli_allocatable = *v;
-      } else if (field.key == "memory") {
-        const auto v = ParseQuantity(q, "", &error);
-        if (!v) {
-          ParseQuantity(q, fpath(), &error);
-          return Status::Error(error);
-        }
-        node->memory_allocatable = *v;
       }
     }
   }
-  if (keep_json) node->json = simdjson::minify(item);
+  return Status::Fits();
+}
+
+Status DecodeAllocatable(od::value& v, const std::function<std::string()>& path, WireNode* node) {
+  od::object obj;
+  if (const auto err = v.get_object().get(obj))
+    return WrongType(err) ? Status::Error(path() + ".status.allocatable: expected an object")
+                          : NotJson(err);
+  for (auto field : obj) {
+    od::field f;
+    std::string_view key, q;
+    if (const auto err = std::move(field).get(f)) return NotJson(err);
+    if (const auto err = f.unescaped_key().get(key)) return NotJson(err);
+    const auto fpath = [&] { return fmt::format("{}.status.allocatable.{}", path(), key); };
+    if (const auto err = f.value().get_string().get(q)) {
+      if (!WrongType(err)) return NotJson(err);
+      return Status::Error(fpath() + ": expected a quantity string");
+    }
+    std::string error;
+    if (key == "nvidia.com/gpu") {
+      bool rounded = false;
+      const auto n = ParseQuantityRounded(q, "", &error, &rounded);
+      if (!n || rounded || *n < 0 || *n > kMaxGpusPerNode) {
+        if (!n) ParseQuantityRounded(q, fpath(), &error, &rounded);  // the message, named
+        return Status::Error(!n ? error
+                                : fpath() + ": expected a whole number of GPUs 0.." +
+                                      std::to_string(kMaxGpusPerNode));
+      }
+      node->allocatable_gpus = static_cast<int>(*n);
+    } else if (key == "cpu") {
+      const auto n = ParseQuantityMilli(q, "", &error);
+      if (!n) {
+        ParseQuantityMilli(q, fpath(), &error);
+        return Status::Error(error);
+      }
+      node->cpu_milli_allocatable = *n;
+    } else if (key == "memory") {
+      const auto n = ParseQuantity(q, "", &error);
+      if (!n) {
+        ParseQuantity(q, fpath(), &error);
+        return Status::Error(error);
+      }
+      node->memory_allocatable = *n;
+    }
+  }
+  return Status::Fits();
+}
+
+// `doc` is the document `item` is in: where it is before and after the node gives
+// the node's own bytes, echoed for survivors without a second pass over them.
+Status DecodeNode(od::document& doc, od::value item, std::size_t index, bool keep_json,
+                  WireNode* node) {
+  const std::function<std::string()> path = [index] {
+    return fmt::format("Nodes.items[{}]", index);
+  };
+  const char* begin = nullptr;
+  if (keep_json) {
+    if (const auto err = doc.current_location().get(begin)) return NotJson(err);
+  }
+  od::object obj;
+  if (const auto err = item.get_object().get(obj))
+    return WrongType(err) ? Status::Error(path() + ": expected a Node object") : NotJson(err);
+  bool has_name = false;
+  Labels spare;  // the map nodes of the last request's node at this index
+  spare.swap(node->labels);
+  for (auto field : obj) {
+    od::field f;
+    std::string_view key;
+    if (const auto err = std::move(field).get(f)) return NotJson(err);
+    if (const auto err = f.unescaped_key().get(key)) return NotJson(err);
+    od::value& value = f.value();
+    od::json_type t;
+    if (key != "metadata" && key != "status") continue;
+    if (const auto err = TypeOf(value, &t)) return NotJson(err);
+    if (key == "metadata") {
+      Status s = DecodeMetadata(value, path, node, &spare, &has_name);
+      if (!s.ok()) return s;
+    } else if (t == od::json_type::object) {
+      od::object status;
+      if (const auto err = value.get_object().get(status)) return NotJson(err);
+      for (auto sfield : status) {
+        od::field sf;
+        std::string_view skey;
+        if (const auto err = std::move(sfield).get(sf)) return NotJson(err);
+        if (const auto err = sf.unescaped_key().get(skey)) return NotJson(err);
+        if (skey != "allocatable") continue;
+        od::json_type at;
+        if (const auto err = TypeOf(sf.value(), &at)) return NotJson(err);
+        if (at == od::json_type::null) continue;
+        Status s = DecodeAllocatable(sf.value(), path, node);
+        if (!s.ok()) return s;
+      }
+    }
+  }
+  if (!has_name) return Status::Error(path() + ".metadata.name: expected a non-empty string");
+  if (keep_json) {
+    // Past the object's closing brace: at the ',' or ']' after it.
+    const char* end = nullptr;
+    if (const auto err = doc.current_location().get(end)) return NotJson(err);
+    node->json.assign(TrimRight(std::string_view(begin, static_cast<std::size_t>(end - begin))));
+  }
   return Status::Fits();
 }
 
@@ -249,9 +369,10 @@ void AppendJsonString(std::string_view text, std::string* out) {
 }
 
 struct ArgsDecoder::Impl {
-  simdjson::dom::parser parser;
+  od::parser parser;
   std::unique_ptr<char[]> buffer;
   std::size_t capacity = 0;
+  Status Decode(std::string_view body, const DecodeOptions& options, ExtenderArgs* out);
 };
 
 ArgsDecoder::ArgsDecoder() : impl_(std::make_unique<Impl>()) {}
@@ -263,68 +384,124 @@ Status DecodeExtenderArgs(std::string_view body, const DecodeOptions& options, E
 }
 
 Status ArgsDecoder::Decode(std::string_view body, const DecodeOptions& options, ExtenderArgs* out) {
+  Status s = impl_->Decode(body, options, out);
+  if (!s.ok()) {
+    out->pod = RawPod{};
+    out->has_nodes = out->has_node_names = false;
+    out->nodes.clear();
+    out->node_names.clear();
+  }
+  return s;
+}
+
+// On-demand: only the fields read are decoded (a node's images and conditions, most
+// of its bytes, are skipped), and a warm context reuses its strings and nodes.
+Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& options,
+                                 ExtenderArgs* out) {
   out->pod = RawPod{};
   out->has_nodes = out->has_node_names = false;
-  out->nodes.clear();
-  out->node_names.clear();
+  std::size_t node_count = 0, name_count = 0;
   // simdjson reads up to SIMDJSON_PADDING bytes past the end: parse a padded copy.
-  if (impl_->capacity < body.size() + simdjson::SIMDJSON_PADDING) {
-    impl_->capacity = body.size() + simdjson::SIMDJSON_PADDING;
-    impl_->buffer = std::make_unique<char[]>(impl_->capacity);
+  if (capacity < body.size() + simdjson::SIMDJSON_PADDING) {
+    capacity = body.size() + simdjson::SIMDJSON_PADDING;
+    buffer.reset(new char[capacity]);
   }
-  std::memcpy(impl_->buffer.get(), body.data(), body.size());
-  std::memset(impl_->buffer.get() + body.size(), 0, simdjson::SIMDJSON_PADDING);
-  simdjson::dom::parser& parser = impl_->parser;
-  element root;
-  if (const auto err = parser.parse(impl_->buffer.get(), body.size(), false).get(root);
-      err != SUCCESS)
-    return Status::Error(std::string("request body is not JSON: ") + simdjson::error_message(err));
-  object args;
-  if (root.get_object().get(args) != SUCCESS)
-    return Status::Error("request body: expected an ExtenderArgs object");
-  element pod;
-  if (!Member(args, "Pod", &pod) || !pod.is_object())
-    return Status::Error("Pod: expected the Pod object being scheduled");
-  Status s = DecodePodJson(simdjson::minify(pod), &out->pod);
-  if (!s.ok()) return Status::Error("Pod: " + s.reason());
-
-  element nodes;
-  if (Member(args, "Nodes", &nodes)) {
-    element items;
-    simdjson::dom::array list;
-    if (!nodes.is_object()) return Status::Error("Nodes: expected a NodeList object");
-    // A NodeList without items (or items: null) is an empty list. Only iterate an
-    // array that was found: a default dom::array has no document behind it.
-    const bool has_items = Field(nodes, "items", &items);
-    if (has_items && items.get_array().get(list) != SUCCESS)
-      return Status::Error("Nodes.items: expected an array");
-    out->has_nodes = true;
-    if (has_items) {
-      out->nodes.reserve(list.size());
-      std::size_t i = 0;
-      for (element item : list) {
-        out->nodes.emplace_back();
-        s = DecodeNode(item, i++, options.keep_node_json, &out->nodes.back());
-        if (!s.ok()) return s;
+  std::memcpy(buffer.get(), body.data(), body.size());
+  std::memset(buffer.get() + body.size(), 0, simdjson::SIMDJSON_PADDING);
+  od::document doc;
+  if (const auto err = parser.iterate(buffer.get(), body.size(), capacity).get(doc))
+    return NotJson(err);
+  od::object args;
+  if (const auto err = doc.get_object().get(args))
+    return WrongType(err) ? Status::Error("request body: expected an ExtenderArgs object")
+                          : NotJson(err);
+  bool has_pod = false;
+  for (auto field : args) {
+    od::field f;
+    std::string_view key;
+    if (const auto err = std::move(field).get(f)) return NotJson(err);
+    if (const auto err = f.unescaped_key().get(key)) return NotJson(err);
+    od::value& value = f.value();
+    const bool is_pod = KeyIs(key, "pod"), is_nodes = KeyIs(key, "nodes"),
+               is_names = KeyIs(key, "nodenames");
+    if (!is_pod && !is_nodes && !is_names) continue;
+    od::json_type t;
+    if (const auto err = TypeOf(value, &t)) return NotJson(err);
+    if (t == od::json_type::null) continue;  // null is absent
+    if (is_pod) {
+      od::object pod;
+      std::string_view raw;
+      if (t != od::json_type::object)
+        return Status::Error("Pod: expected the Pod object being scheduled");
+      if (const auto err = value.get_object().get(pod)) return NotJson(err);
+      if (const auto err = pod.raw_json().get(raw)) return NotJson(err);
+      Status s = DecodePodJson(TrimRight(raw), &out->pod);
+      if (!s.ok()) return Status::Error("Pod: " + s.reason());
+      has_pod = true;
+    } else if (is_nodes) {
+      if (t != od::json_type::object) return Status::Error("Nodes: expected a NodeList object");
+      od::object list;
+      if (const auto err = value.get_object().get(list)) return NotJson(err);
+      out->has_nodes = true;
+      node_count = 0;
+      for (auto lfield : list) {
+        od::field lf;
+        std::string_view lkey;
+        if (const auto err = std::move(lfield).get(lf)) return NotJson(err);
+        if (const auto err = lf.unescaped_key().get(lkey)) return NotJson(err);
+        if (lkey != "items") continue;
+        od::json_type it;
+        if (const auto err = TypeOf(lf.value(), &it)) return NotJson(err);
+        if (it == od::json_type::null) continue;  // a NodeList without items is empty
+        if (it != od::json_type::array) return Status::Error("Nodes.items: expected an array");
+        od::array items;
+        if (const auto err = lf.value().get_array().get(items)) return NotJson(err);
+        node_count = 0;
+        for (auto item : items) {
+          od::value v;
+          if (const auto err = std::move(item).get(v)) return NotJson(err);
+          // Reuse the node objects (and their strings' storage) of the last request.
+          if (node_count == out->nodes.size()) out->nodes.emplace_back();
+          WireNode& node = out->nodes[node_count];
+          node.allocatable_gpus = -1;
+          node.cpu_milli_allocatable = 0;
+          node.memory_allocatable = 0;
+          node.json.clear();
+          Status s = DecodeNode(doc, v, node_count, options.keep_node_json, &node);
+          if (!s.ok()) return s;
+          ++node_count;
+        }
+      }
+    } else {
+      if (t != od::json_type::array)
+        return Status::Error("NodeNames: expected an array of node names");
+      od::array names;
+      if (const auto err = value.get_array().get(names)) return NotJson(err);
+      out->has_node_names = true;
+      name_count = 0;
+      for (auto e : names) {
+        od::value v;
+        std::string_view name;
+        if (const auto err = std::move(e).get(v)) return NotJson(err);
+        if (const auto err = v.get_string().get(name); err && !WrongType(err)) return NotJson(err);
+        if (name.empty())
+          return Status::Error(
+              fmt::format("NodeNames[{}]: expected a non-empty string", name_count));
+        if (name_count == out->node_names.size()) {
+          out->node_names.emplace_back(name);
+        } else {
+          out->node_names[name_count].assign(name);
+        }
+        ++name_count;
       }
     }
   }
-  element names;
-  if (Member(args, "NodeNames", &names)) {
-    simdjson::dom::array list;
-    if (names.get_array().get(list) != SUCCESS)
-      return Status::Error("NodeNames: expected an array of node names");
-    out->has_node_names = true;
-    out->node_names.reserve(list.size());
-    std::size_t i = 0;
-    for (element e : list) {
-      std::string_view name;
-      if (e.get_string().get(name) != SUCCESS || name.empty())
-        return Status::Error(fmt::format("NodeNames[{}]: expected a non-empty string", i));
-      out->node_names.emplace_back(name);
-      ++i;
-    }
-  }
+  // Past the object only the end may remain (current_location fails there).
+  if (const char* after = nullptr; doc.current_location().get(after) == SUCCESS)
+    return Status::Error("request body is not JSON: content after the ExtenderArgs object");
+  out->nodes.resize(node_count);
+  out->node_names.resize(name_count);
+  if (!has_pod) return Status::Error("Pod: expected the Pod object being scheduled");
   if (!out->has_nodes && !out->has_node_names)
     return Status::Error("neither Nodes nor NodeNames is set: nothing to filter");
   return Status::Fits();

@@ -108,6 +108,89 @@ TEST(Wire, MalformedArgsNameTheField) {
   }
 }
 
+TEST(Wire, MoreMalformedArgs) {
+  const std::string pod = R"({"metadata":{"name":"p"}})";
+  struct Case {
+    const char* name;
+    std::string body;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"content after the object", R"({"Pod":)" + pod + R"(,"NodeNames":["a"]} {})",
+       "content after the ExtenderArgs object"},
+      {"truncated inside the names", R"({"Pod":)" + pod + R"(,"NodeNames":["a",)", "not JSON"},
+      {"a node that is not an object",
+       R"({"Pod":)" + pod + R"(,"Nodes":{"items":[{"metadata":{"name":"n"}},3]}})",
+       "Nodes.items[1]: expected a Node object"},
+      {"items not an array", R"({"Pod":)" + pod + R"(,"Nodes":{"items":{}}})",
+       "Nodes.items: expected an array"},
+      {"allocatable not an object",
+       R"({"Pod":)" + pod +
+           R"(,"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"allocatable":[]}}]}})",
+       "Nodes.items[0].status.allocatable: expected an object"},
+      {"a name that is a number", R"({"Pod":)" + pod + R"(,"NodeNames":["a",7]})", "NodeNames[1]"},
+      {"pod not an object", R"({"Pod":[],"NodeNames":["a"]})", "Pod: expected the Pod object"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ExtenderArgs a;
+    Status s = DecodeExtenderArgs(tc.body, {}, &a);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.reason().find(tc.want), std::string::npos) << s.reason();
+    EXPECT_FALSE(a.has_nodes || a.has_node_names) << "a failed decode leaves nothing to use";
+  }
+}
+
+// Survivors are echoed as the request sent them: the node's own bytes, spaces
+// inside kept, the separator and whitespace after it not.
+TEST(Wire, EchoesEachNodeAsSent) {
+  const std::string body =
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[ {"metadata": {"name":"a"}, "x":[1, 2]} ,
+    {"metadata":{"name":"b","labels":{"k":"v"}}}
+  ]}})";
+  ExtenderArgs a;
+  ASSERT_TRUE(DecodeExtenderArgs(body, {}, &a).ok());
+  ASSERT_EQ(a.nodes.size(), 2u);
+  EXPECT_EQ(a.nodes[0].json, R"({"metadata": {"name":"a"}, "x":[1, 2]})");
+  EXPECT_EQ(a.nodes[1].json, R"({"metadata":{"name":"b","labels":{"k":"v"}}})");
+  ASSERT_TRUE(DecodeExtenderArgs(body, DecodeOptions{/*keep_node_json=*/false}, &a).ok());
+  EXPECT_EQ(a.nodes[1].json, "");
+}
+
+// A request context decodes one request after another into the same args: nothing
+// of a bigger earlier request may show through.
+TEST(Wire, AReusedDecoderKeepsNothingOfTheLastRequest) {
+  const std::string pod = R"({"metadata":{"name":"p","annotations":{"ai.gpu-memory":"10Gi"}}})";
+  const std::string big =
+      R"({"Pod":)" + pod +
+      R"(,"Nodes":{"items":[{"metadata":{"name":"n1","labels":{"a":"1","b":"2","c":"3"}},
+         "status":{"allocatable":{"nvidia.com/gpu":"8","cpu":"96","memory":"1Ti"}}},
+         {"metadata":{"name":"n2","labels":{"z":"9"}}}]},"NodeNames":["n1","n2","n3"]})";
+  const std::string small =
+      R"({"Pod":{"metadata":{"name":"q"}},"Nodes":{"items":[{"metadata":{"name":"m1","labels":{"b":"x"}}}]},"NodeNames":["m1"]})";
+  ArgsDecoder decoder;
+  ExtenderArgs a;
+  ASSERT_TRUE(decoder.Decode(big, {}, &a).ok());
+  ASSERT_EQ(a.nodes.size(), 2u);
+  EXPECT_EQ(a.nodes[0].labels.size(), 3u);
+  ASSERT_TRUE(decoder.Decode(small, {}, &a).ok());
+  EXPECT_EQ(a.pod.name, "q");
+  EXPECT_TRUE(a.pod.annotations.empty());
+  ASSERT_EQ(a.nodes.size(), 1u);
+  EXPECT_EQ(a.nodes[0].name, "m1");
+  EXPECT_EQ(a.nodes[0].labels, (Labels{{"b", "x"}}));
+  EXPECT_EQ(a.nodes[0].allocatable_gpus, -1);
+  EXPECT_EQ(a.nodes[0].cpu_milli_allocatable, 0);
+  EXPECT_EQ(a.nodes[0].memory_allocatable, 0);
+  EXPECT_EQ(a.node_names, std::vector<std::string>{"m1"});
+  // A failed decode in between leaves nothing usable, and the next one still works.
+  EXPECT_FALSE(decoder.Decode("{\"Pod\":", {}, &a).ok());
+  EXPECT_TRUE(a.nodes.empty() && a.node_names.empty());
+  ASSERT_TRUE(decoder.Decode(big, {}, &a).ok());
+  EXPECT_EQ(a.nodes[1].labels, (Labels{{"z", "9"}}));
+  EXPECT_EQ(a.node_names.size(), 3u);
+}
+
 TEST(Wire, EncodesWhatKubeSchedulerReads) {
   WireNode n1{"n1", {}, 4, 0, 0, R"({"metadata":{"name":"n1"}})"};
   FilterResult r;
@@ -151,16 +234,23 @@ TEST(Wire, JsonStringEscapesAtEveryPosition) {
     const char* want;  // the escape of c
   };
   const Case cases[] = {
-      {"quote", '"', R"(\")"},        {"backslash", '\\', R"(\\)"}, {"newline", '\n', R"(\n)"},
-      {"tab", '\t', R"(\t)"},          {"unit separator", '\x1f', R"(\u001f)"},
-      {"nul", '\0', R"(\u0000)"},      {"space is plain", ' ', " "},
-      {"DEL is plain", '\x7f', "\x7f"}, {"UTF-8 byte is plain", '\xc3', "\xc3"},
-      {"0x9c is plain", '\x9c', "\x9c"}, {"0xa2 is plain", '\xa2', "\xa2"},
+      {"quote", '"', R"(\")"},
+      {"backslash", '\\', R"(\\)"},
+      {"newline", '\n', R"(\n)"},
+      {"tab", '\t', R"(\t)"},
+      {"unit separator", '\x1f', R"(\u001f)"},
+      {"nul", '\0', R"(\u0000)"},
+      {"space is plain", ' ', " "},
+      {"DEL is plain", '\x7f', "\x7f"},
+      {"UTF-8 byte is plain", '\xc3', "\xc3"},
+      {"0x9c is plain", '\x9c', "\x9c"},
+      {"0xa2 is plain", '\xa2', "\xa2"},
   };
   for (const Case& tc : cases) {
     for (std::size_t len = 1; len <= 19; ++len) {
       for (std::size_t at = 0; at < len; ++at) {
-        SCOPED_TRACE(std::string(tc.name) + " at " + std::to_string(at) + " of " + std::to_string(len));
+        SCOPED_TRACE(std::string(tc.name) + " at " + std::to_string(at) + " of " +
+                     std::to_string(len));
         std::string text(len, 'x');
         text[at] = tc.c;
         std::string out = "prefix";
