@@ -1,9 +1,12 @@
 #include "tidal/core/quantity.h"
-#include "tidal/core/text.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <limits>
 #include <vector>
+
+#include "tidal/core/text.h"
 
 namespace tidal {
 namespace {
@@ -11,7 +14,6 @@ namespace {
 // Real quantities are a handful of characters; the cap bounds the exact arithmetic below.
 constexpr std::size_t kMaxQuantityLength = 256;
 constexpr std::int64_t kMaxExponent = 100'000;  // saturation point for "1e999999999"
-
 
 void SetError(std::string* error, std::string_view field, std::string_view text,
               std::string_view what) {
@@ -193,17 +195,28 @@ std::optional<std::int64_t> ParseQuantityMilli(std::string_view text, std::strin
   return Parse(text, field, 3, error, nullptr);
 }
 
-std::string FormatBytes(std::int64_t bytes) {
-  if (bytes == std::numeric_limits<std::int64_t>::min()) return "-8Ei";
-  if (bytes < 0) return "-" + FormatBytes(-bytes);
-  if (bytes == 0) return "0";
-  static constexpr const char* kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+char* WriteBytes(char* p, std::int64_t bytes) {
+  if (bytes == std::numeric_limits<std::int64_t>::min()) return std::copy_n("-8Ei", 4, p);
+  if (bytes < 0) {
+    *p++ = '-';
+    bytes = -bytes;
+  }
+  if (bytes == 0) {
+    *p++ = '0';
+    return p;
+  }
+  static constexpr std::string_view kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
   const auto value = static_cast<std::uint64_t>(bytes);
+  const auto number = [&](std::uint64_t v) { return std::to_chars(p, p + 20, v).ptr; };
+  const auto suffix = [&](int s) { return std::copy_n(kSuffix[s].data(), kSuffix[s].size(), p); };
   for (int s = 6; s >= 1; --s) {
     const std::uint64_t unit = std::uint64_t{1} << (10 * s);
-    if (value % unit == 0) return std::to_string(value / unit) + kSuffix[s];
+    if (value % unit == 0) {
+      p = number(value / unit);
+      return suffix(s);
+    }
   }
-  if (value < 1024) return std::to_string(value);
+  if (value < 1024) return number(value);
   int s = 1;
   while (s < 6 && value >= (std::uint64_t{1} << (10 * (s + 1)))) ++s;
   for (;; ++s) {
@@ -212,8 +225,16 @@ std::string FormatBytes(std::int64_t bytes) {
     const std::uint64_t tenths = value / unit * 10 + ((value % unit) * 10 + unit / 2) / unit;
     // 1023.96Ki would print as "1024.0Ki": the next suffix reads better.
     if (tenths >= 10240 && s < 6) continue;
-    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + kSuffix[s];
+    p = number(tenths / 10);
+    *p++ = '.';
+    *p++ = static_cast<char>('0' + tenths % 10);
+    return suffix(s);
   }
+}
+
+std::string FormatBytes(std::int64_t bytes) {
+  char buf[kMaxBytesText];
+  return std::string(buf, WriteBytes(buf, bytes));
 }
 
 std::string FormatBytesExact(std::int64_t bytes) {

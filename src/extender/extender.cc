@@ -32,7 +32,14 @@ struct Extender::FilterMemo {
   std::string pod_key, pod_uid;
   std::uint64_t generation = 0;
   int stage = 0;
-  std::vector<std::string> names;  // every candidate, in request order
+  // Every candidate, in request order: one buffer rather than a string per name.
+  std::string names;
+  std::vector<std::uint32_t> name_ends;
+  std::size_t size() const { return name_ends.size(); }
+  std::string_view Name(std::size_t j) const {
+    const std::uint32_t begin = j == 0 ? 0 : name_ends[j - 1];
+    return std::string_view(names).substr(begin, name_ends[j] - begin);
+  }
   std::vector<char> feasible;
   std::vector<double> scores;
 };
@@ -193,8 +200,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     std::size_t j = 0;
     bool all_found = true;
     for (std::size_t i = 0; i < n && all_found; ++i) {
-      while (j < memo->names.size() && memo->names[j] != names[i]) ++j;
-      if (j == memo->names.size()) {
+      while (j < memo->size() && memo->Name(j) != names[i]) ++j;
+      if (j == memo->size()) {
         all_found = false;
         break;
       }
@@ -310,19 +317,18 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     m->pod_uid = pod.uid;
     m->generation = view->generation;
     m->stage = stage;
-    m->names.reserve(n);
+    m->name_ends.reserve(n);
     m->feasible.reserve(n);
     m->scores.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      m->names.emplace_back(names[i]);
+      m->names.append(names[i]);
+      m->name_ends.push_back(static_cast<std::uint32_t>(m->names.size()));
       m->feasible.push_back(eval.nodes[i].feasible() ? 1 : 0);
       m->scores.push_back(eval.nodes[i].score);
     }
     // /debug/nodes reads the memo's names; no second copy.
-    std::shared_ptr<const std::vector<std::string>> candidates(m, &m->names);
     std::lock_guard<std::mutex> lock(memo_mu_);
     memo_ = std::move(m);
-    last_candidates_ = std::move(candidates);
   } else {
     std::vector<HostPriority> list;
     list.reserve(n);
@@ -375,13 +381,14 @@ Status Extender::Place(const PodDemand& pod, const std::string& node_name, Place
 }
 
 std::size_t Extender::NodesNotRequested(const ClusterView& view) const {
-  std::shared_ptr<const std::vector<std::string>> candidates;
+  std::shared_ptr<const FilterMemo> candidates;
   {
     std::lock_guard<std::mutex> lock(memo_mu_);
-    candidates = last_candidates_;
+    candidates = memo_;
   }
   if (!candidates || !view.snapshot) return 0;
-  const std::unordered_set<std::string_view> asked(candidates->begin(), candidates->end());
+  std::unordered_set<std::string_view> asked;
+  for (std::size_t j = 0; j < candidates->size(); ++j) asked.insert(candidates->Name(j));
   std::size_t n = 0;
   for (const auto& [name, m] : view.snapshot->nodes) n += asked.count(name) ? 0 : 1;
   return n;
@@ -390,10 +397,10 @@ std::size_t Extender::NodesNotRequested(const ClusterView& view) const {
 std::string Extender::DebugNodes() const {
   const auto view = store_.Load();
   const TimeMs now = clock_.NowMs();
-  std::shared_ptr<const std::vector<std::string>> candidates;
+  std::shared_ptr<const FilterMemo> candidates;
   {
     std::lock_guard<std::mutex> lock(memo_mu_);
-    candidates = last_candidates_;
+    candidates = memo_;
   }
   nlohmann::json j;
   j["stage"] = Stage(now, *view);
@@ -404,9 +411,10 @@ std::string Extender::DebugNodes() const {
   std::unordered_set<std::string> asked;
   auto& without = j["nodesWithoutSeries"] = nlohmann::json::array();
   if (candidates) {
-    for (const auto& name : *candidates) {
-      asked.insert(name);
+    for (std::size_t c = 0; c < candidates->size(); ++c) {
+      const std::string name(candidates->Name(c));
       if (!view->nodes->count(name)) without.push_back(name);
+      asked.insert(name);
     }
   }
   auto& orphans = j["seriesWithoutNode"] = nlohmann::json::array();

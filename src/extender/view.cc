@@ -44,6 +44,24 @@ std::uint64_t HashName(std::string_view name) {
   return h ^ (h >> 32);
 }
 
+// Equal bytes, without a call for names up to 16 bytes (most node names).
+bool SameName(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
+  const auto same = [&](std::size_t at, auto word) {
+    std::memcpy(&word, a.data() + at, sizeof word);
+    decltype(word) other;
+    std::memcpy(&other, b.data() + at, sizeof other);
+    return word == other;
+  };
+  if (n >= 8) return same(0, std::uint64_t{}) && same(n - 8, std::uint64_t{});
+  if (n >= 4) return same(0, std::uint32_t{}) && same(n - 4, std::uint32_t{});
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 }  // namespace
 
 NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, std::shared_ptr<const NodeMap> reserved)
@@ -75,7 +93,7 @@ const NodeState* NodeIndex::Find(std::string_view name) const {
   for (std::uint64_t at = h & mask_;; at = (at + 1) & mask_) {
     const Slot& s = slots_[at];
     if (!s.node) return nullptr;
-    if (s.hash == h && *s.name == name) return s.node;
+    if (s.hash == h && SameName(*s.name, name)) return s.node;
   }
 }
 

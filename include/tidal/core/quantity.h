@@ -22,6 +22,9 @@ std::optional<std::int64_t> ParseQuantityMilli(std::string_view text, std::strin
 
 // Human-readable bytes for messages and tables: "24Gi", "12544Mi", "1.5Gi".
 std::string FormatBytes(std::int64_t bytes);
+// The same text written at `p` (at most kMaxBytesText characters); returns its end.
+inline constexpr std::size_t kMaxBytesText = 32;
+char* WriteBytes(char* p, std::int64_t bytes);
 // Bytes as text that ParseQuantity reads back to the same value (for files that are
 // loaded again, such as check-config's output): "24Gi" for a whole binary unit,
 // else the plain integer ("1025"), never a rounded "1.0Ki". INT64_MIN has no such text.

@@ -127,15 +127,13 @@ class Extender {
   std::vector<std::unique_ptr<Context>> pool_;
 
   // The last filter's verdicts, reused by the prioritize call that follows for the
-  // same pod and view (kube-scheduler sends the survivors in the same order).
+  // same pod and view (kube-scheduler sends the survivors in the same order); its
+  // candidates are what /debug/nodes reports on.
   struct FilterMemo;
   mutable std::mutex memo_mu_;
   std::shared_ptr<const FilterMemo> memo_;
   mutable std::mutex recent_mu_;
   std::deque<PodDemand> recent_pods_;  // newest last, bounded
-
-  // The candidates of the last request, for /debug/nodes.
-  std::shared_ptr<const std::vector<std::string>> last_candidates_;
 };
 
 }  // namespace tidal::extender

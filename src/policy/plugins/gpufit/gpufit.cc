@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -307,10 +308,23 @@ void NoCliqueReason(const Status::Arg* a, std::string* out) {
   fmt::format_to(std::back_inserter(*out), "no {} NVLink-connected GPUs with {} free each", a[0].i,
                  FormatBytes(a[1].i));
 }
+// "{} of {} GPUs have {} free (largest free {}), pod needs {}", assembled on the
+// stack: the extender formats it for every node rejected this way.
 void TooLittleMemoryReason(const Status::Arg* a, std::string* out) {
-  fmt::format_to(std::back_inserter(*out),
-                 "{} of {} GPUs have {} free (largest free {}), pod needs {}", a[0].i, a[1].i,
-                 FormatBytes(a[2].i), FormatBytes(a[3].i), a[4].i);
+  char buf[5 * 24 + 2 * kMaxBytesText + 64];
+  char* p = buf;
+  const auto text = [&](std::string_view t) { p = std::copy_n(t.data(), t.size(), p); };
+  const auto number = [&](std::int64_t v) { p = std::to_chars(p, p + 24, v).ptr; };
+  number(a[0].i);
+  text(" of ");
+  number(a[1].i);
+  text(" GPUs have ");
+  p = WriteBytes(p, a[2].i);
+  text(" free (largest free ");
+  p = WriteBytes(p, a[3].i);
+  text("), pod needs ");
+  number(a[4].i);
+  out->append(buf, p);
 }
 
 // The tightest single fit, lowest index on ties.
