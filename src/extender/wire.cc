@@ -167,9 +167,12 @@ Status DecodeAllocatable(od::value& v, const std::function<std::string()>& path,
 }
 
 // `doc` is the document `item` is in: where it is before and after the node gives
-// the node's own bytes, echoed for survivors without a second pass over them.
-Status DecodeNode(od::document& doc, od::value item, std::size_t index, bool keep_json,
-                  WireNode* node) {
+// the node's own bytes, echoed for survivors. On-demand skips the fields it does
+// not read without checking them, so with `validator` set (echo) those bytes are
+// parsed in full first: the reply must be JSON whatever the request held.
+Status DecodeNode(od::document& doc, od::value item, std::size_t index,
+                  simdjson::dom::parser* validator, WireNode* node) {
+  const bool keep_json = validator != nullptr;
   const std::function<std::string()> path = [index] {
     return fmt::format("Nodes.items[{}]", index);
   };
@@ -217,7 +220,13 @@ Status DecodeNode(od::document& doc, od::value item, std::size_t index, bool kee
     // Past the object's closing brace: at the ',' or ']' after it.
     const char* end = nullptr;
     if (const auto err = doc.current_location().get(end)) return NotJson(err);
-    node->json.assign(TrimRight(std::string_view(begin, static_cast<std::size_t>(end - begin))));
+    const std::string_view raw =
+        TrimRight(std::string_view(begin, static_cast<std::size_t>(end - begin)));
+    // The bytes after `raw` are the rest of the padded body: readable, as simdjson needs.
+    simdjson::dom::element checked;
+    if (const auto err = validator->parse(raw.data(), raw.size(), false).get(checked))
+      return Status::Error(path() + ": not valid JSON: " + simdjson::error_message(err));
+    node->json.assign(raw);
   }
   return Status::Fits();
 }
@@ -370,6 +379,7 @@ void AppendJsonString(std::string_view text, std::string* out) {
 
 struct ArgsDecoder::Impl {
   od::parser parser;
+  simdjson::dom::parser validator;  // of the nodes echoed back
   std::unique_ptr<char[]> buffer;
   std::size_t capacity = 0;
   Status Decode(std::string_view body, const DecodeOptions& options, ExtenderArgs* out);
@@ -467,7 +477,8 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
           node.cpu_milli_allocatable = 0;
           node.memory_allocatable = 0;
           node.json.clear();
-          Status s = DecodeNode(doc, v, node_count, options.keep_node_json, &node);
+          Status s =
+              DecodeNode(doc, v, node_count, options.keep_node_json ? &validator : nullptr, &node);
           if (!s.ok()) return s;
           ++node_count;
         }

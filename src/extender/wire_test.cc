@@ -130,6 +130,15 @@ TEST(Wire, MoreMalformedArgs) {
        "Nodes.items[0].status.allocatable: expected an object"},
       {"a name that is a number", R"({"Pod":)" + pod + R"(,"NodeNames":["a",7]})", "NodeNames[1]"},
       {"pod not an object", R"({"Pod":[],"NodeNames":["a"]})", "Pod: expected the Pod object"},
+      // Found by fuzz_extender_args: on-demand skips the fields it does not read, so a
+      // malformed one was echoed back and the reply was not JSON.
+      {"a malformed field the decoder does not read",
+       R"({"Pod":)" + pod +
+           R"(,"Nodes":{"items":[{"metadata":{"name":"n"},"status":{"nodeInfo":{"a":"b""c":""}}}]}})",
+       "Nodes.items[0]: not valid JSON"},
+      {"a bad literal the decoder does not read",
+       R"({"Pod":)" + pod + R"(,"Nodes":{"items":[{"metadata":{"name":"n"},"spec":{"x":tru}}]}})",
+       "Nodes.items[0]: not valid JSON"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
