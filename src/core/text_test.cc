@@ -39,5 +39,27 @@ TEST(Text, IsValidUtf8) {
   }
 }
 
+TEST(Text, EqualsIgnoreCase) {
+  struct Case {
+    const char* name;
+    std::string_view a, b;
+    bool want;
+  };
+  const Case cases[] = {
+      {"same", "NodeNames", "NodeNames", true},
+      {"other case", "NodeNames", "nodenames", true},
+      {"both mixed", "tRuE", "TrUe", true},
+      {"empty", "", "", true},
+      {"longer", "pods", "pod", false},
+      {"other letter", "pod", "pot", false},
+      {"non-letters are not folded", "@", "`", false},
+      {"bytes above ASCII are not folded", "\xc3\x84", "\xc3\xa4", false},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    EXPECT_EQ(EqualsIgnoreCase(tc.a, tc.b), tc.want);
+  }
+}
+
 }  // namespace
 }  // namespace tidal

@@ -326,7 +326,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       m->feasible.push_back(eval.nodes[i].feasible() ? 1 : 0);
       m->scores.push_back(eval.nodes[i].score);
     }
-    // /debug/nodes reads the memo's names; no second copy.
+    // The memo is also what /debug/nodes reads the candidates from.
     std::lock_guard<std::mutex> lock(memo_mu_);
     memo_ = std::move(m);
   } else {

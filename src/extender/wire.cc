@@ -40,15 +40,11 @@ bool WrongType(simdjson::error_code err) {
   return err == simdjson::INCORRECT_TYPE || err == simdjson::NUMBER_ERROR;
 }
 
-// Go's decoder matches the ExtenderArgs keys case-insensitively (ASCII here).
-bool KeyIs(std::string_view key, std::string_view want) {
-  if (key.size() != want.size()) return false;
-  for (std::size_t i = 0; i < key.size(); ++i) {
-    char c = key[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != want[i]) return false;
-  }
-  return true;
+// The next member of an object being iterated, and its key (unescaped).
+inline simdjson::error_code NextField(simdjson::simdjson_result<od::field>&& member, od::field* f,
+                                      std::string_view* key) {
+  if (const auto err = std::move(member).get(*f)) return err;
+  return f->unescaped_key().get(*key);
 }
 
 // The type of `v` without consuming it; errors are syntax errors.
@@ -75,8 +71,7 @@ Status DecodeMetadata(od::value& v, const std::function<std::string()>& path, Wi
   for (auto field : obj) {
     od::field f;
     std::string_view key;
-    if (const auto err = std::move(field).get(f)) return NotJson(err);
-    if (const auto err = f.unescaped_key().get(key)) return NotJson(err);
+    if (const auto err = NextField(std::move(field), &f, &key)) return NotJson(err);
     od::value& value = f.value();
     if (key == "name") {
       std::string_view name;
@@ -98,8 +93,7 @@ Status DecodeMetadata(od::value& v, const std::function<std::string()>& path, Wi
       for (auto label : labels) {
         od::field lf;
         std::string_view name, text;
-        if (const auto err = std::move(label).get(lf)) return NotJson(err);
-        if (const auto err = lf.unescaped_key().get(name)) return NotJson(err);
+        if (const auto err = NextField(std::move(label), &lf, &name)) return NotJson(err);
         if (const auto err = lf.value().get_string().get(text)) {
           if (!WrongType(err)) return NotJson(err);
           return Status::Error(
@@ -129,8 +123,7 @@ Status DecodeAllocatable(od::value& v, const std::function<std::string()>& path,
   for (auto field : obj) {
     od::field f;
     std::string_view key, q;
-    if (const auto err = std::move(field).get(f)) return NotJson(err);
-    if (const auto err = f.unescaped_key().get(key)) return NotJson(err);
+    if (const auto err = NextField(std::move(field), &f, &key)) return NotJson(err);
     const auto fpath = [&] { return fmt::format("{}.status.allocatable.{}", path(), key); };
     if (const auto err = f.value().get_string().get(q)) {
       if (!WrongType(err)) return NotJson(err);
@@ -189,23 +182,23 @@ Status DecodeNode(od::document& doc, od::value item, std::size_t index,
   for (auto field : obj) {
     od::field f;
     std::string_view key;
-    if (const auto err = std::move(field).get(f)) return NotJson(err);
-    if (const auto err = f.unescaped_key().get(key)) return NotJson(err);
+    if (const auto err = NextField(std::move(field), &f, &key)) return NotJson(err);
     od::value& value = f.value();
-    od::json_type t;
-    if (key != "metadata" && key != "status") continue;
-    if (const auto err = TypeOf(value, &t)) return NotJson(err);
     if (key == "metadata") {
       Status s = DecodeMetadata(value, path, node, &spare, &has_name);
       if (!s.ok()) return s;
-    } else if (t == od::json_type::object) {
+      continue;
+    }
+    od::json_type t;
+    if (key != "status") continue;
+    if (const auto err = TypeOf(value, &t)) return NotJson(err);
+    if (t == od::json_type::object) {
       od::object status;
       if (const auto err = value.get_object().get(status)) return NotJson(err);
       for (auto sfield : status) {
         od::field sf;
         std::string_view skey;
-        if (const auto err = std::move(sfield).get(sf)) return NotJson(err);
-        if (const auto err = sf.unescaped_key().get(skey)) return NotJson(err);
+        if (const auto err = NextField(std::move(sfield), &sf, &skey)) return NotJson(err);
         if (skey != "allocatable") continue;
         od::json_type at;
         if (const auto err = TypeOf(sf.value(), &at)) return NotJson(err);
@@ -429,11 +422,10 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
   for (auto field : args) {
     od::field f;
     std::string_view key;
-    if (const auto err = std::move(field).get(f)) return NotJson(err);
-    if (const auto err = f.unescaped_key().get(key)) return NotJson(err);
+    if (const auto err = NextField(std::move(field), &f, &key)) return NotJson(err);
     od::value& value = f.value();
-    const bool is_pod = KeyIs(key, "pod"), is_nodes = KeyIs(key, "nodes"),
-               is_names = KeyIs(key, "nodenames");
+    const bool is_pod = EqualsIgnoreCase(key, "pod"), is_nodes = EqualsIgnoreCase(key, "nodes"),
+               is_names = EqualsIgnoreCase(key, "nodenames");
     if (!is_pod && !is_nodes && !is_names) continue;
     od::json_type t;
     if (const auto err = TypeOf(value, &t)) return NotJson(err);
@@ -457,8 +449,7 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
       for (auto lfield : list) {
         od::field lf;
         std::string_view lkey;
-        if (const auto err = std::move(lfield).get(lf)) return NotJson(err);
-        if (const auto err = lf.unescaped_key().get(lkey)) return NotJson(err);
+        if (const auto err = NextField(std::move(lfield), &lf, &lkey)) return NotJson(err);
         if (lkey != "items") continue;
         od::json_type it;
         if (const auto err = TypeOf(lf.value(), &it)) return NotJson(err);

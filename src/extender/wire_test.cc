@@ -98,24 +98,6 @@ TEST(Wire, MalformedArgsNameTheField) {
       {"label not a string",
        R"({"Pod":)" + pod + R"(,"Nodes":{"items":[{"metadata":{"name":"n","labels":{"a":1}}}]}})",
        "Nodes.items[0].metadata.labels.a"},
-  };
-  for (const auto& tc : cases) {
-    SCOPED_TRACE(tc.name);
-    ExtenderArgs a;
-    Status s = DecodeExtenderArgs(tc.body, {}, &a);
-    ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.reason().find(tc.want), std::string::npos) << s.reason();
-  }
-}
-
-TEST(Wire, MoreMalformedArgs) {
-  const std::string pod = R"({"metadata":{"name":"p"}})";
-  struct Case {
-    const char* name;
-    std::string body;
-    const char* want;
-  };
-  const Case cases[] = {
       {"content after the object", R"({"Pod":)" + pod + R"(,"NodeNames":["a"]} {})",
        "content after the ExtenderArgs object"},
       {"truncated inside the names", R"({"Pod":)" + pod + R"(,"NodeNames":["a",)", "not JSON"},

@@ -19,7 +19,6 @@
 namespace tidal {
 namespace {
 
-
 // ---- One document model over both parsers, so both decode with the same rules. ----
 
 enum class Kind { kAbsent, kNull, kObject, kArray, kString, kNumber, kBool };
@@ -373,17 +372,6 @@ Status DecodePod(const V& root, RawPod* out) {
 
 // ---- Demand. ----
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 const std::string* Find(const std::map<std::string, std::string>& m, std::string_view key) {
   auto it = m.find(std::string(key));
   return it == m.end() ? nullptr : &it->second;
@@ -476,7 +464,8 @@ class DemandBuilder {
       return std::nullopt;
     }
     if (positive ? *v <= 0 : *v < 0) {
-      Invalid(field + ": " + QuoteInput(*text) + " must be " + (positive ? "positive" : "non-negative") +
+      Invalid(field + ": " + QuoteInput(*text) + " must be " +
+              (positive ? "positive" : "non-negative") +
               " (expected a byte quantity such as 20Gi)");
       return std::nullopt;
     }

@@ -14,4 +14,7 @@ std::string QuoteInput(std::string_view text);
 // dump and reload, so config strings must pass this.
 bool IsValidUtf8(std::string_view text);
 
+// ASCII letters compared without case (Go's JSON keys, "True" in annotations).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
 }  // namespace tidal
