@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (args.has_nodes)
       for (const auto& n : args.nodes) want.insert(n.name);
     else
-      for (const auto& n : args.node_names) want.insert(n);
+      for (const auto& n : args.node_names.Strings()) want.insert(n);
     // Duplicate names in one request collapse in the JSON maps; compare the sets.
     TIDAL_FUZZ_CHECK(std::set<std::string>(seen.begin(), seen.end()) ==
                          std::set<std::string>(want.begin(), want.end()),

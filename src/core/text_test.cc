@@ -61,5 +61,46 @@ TEST(Text, EqualsIgnoreCase) {
   }
 }
 
+TEST(Text, SameBytes) {
+  struct Case {
+    const char* name;
+    std::string_view a, b;
+    bool want;
+  };
+  const Case cases[] = {
+      {"empty", "", "", true},
+      {"short", "abc", "abc", true},
+      {"short, other", "abc", "abd", false},
+      {"4 to 7, last byte differs", "abcdefg", "abcdefh", false},
+      {"8 to 16, middle byte differs", "gpu-node-1234", "gpu-node-1z34", false},
+      {"8 to 16, same", "gpu-node-1234", "gpu-node-1234", true},
+      {"long, last byte differs", "ip-10-0-12-34.compute.internal",
+       "ip-10-0-12-34.compute.internaL", false},
+      {"other length", "node", "nodes", false},
+      {"embedded NUL", std::string_view("a\0b", 3), std::string_view("a\0c", 3), false},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    EXPECT_EQ(SameBytes(tc.a, tc.b), tc.want);
+  }
+}
+
+TEST(Text, StringListKeepsEachStringAndSurvivesACopy) {
+  StringList list;
+  const std::vector<std::string> want = {"gpu-node-1", "", "ノード", std::string("a\0b", 3)};
+  for (int round = 0; round < 2; ++round) {  // a cleared list is reused
+    list.clear();
+    for (const auto& s : want) list.push_back(s);
+    ASSERT_EQ(list.size(), want.size());
+    EXPECT_EQ(list.Strings(), want);
+  }
+  const StringList copy = list;
+  list.clear();
+  list.push_back("overwritten");
+  EXPECT_EQ(copy.Strings(), want);
+  EXPECT_EQ(copy[2], "ノード");
+  EXPECT_EQ(copy.bytes(), std::string("gpu-node-1ノードa\0b", 22));
+}
+
 }  // namespace
 }  // namespace tidal

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "tidal/core/text.h"
 #include "tidal/policy/extender_score.h"
 #include "tidal/policy/fallback.h"
 
@@ -23,23 +24,24 @@ struct Extender::Context {
   std::vector<const NodeState*> nodes;
   Evaluation eval;
   std::vector<std::string_view> names;
-  // Texts of FailedNodes, one per node: reassigned in place, so a warm context
-  // formats the reasons without allocating.
-  std::vector<std::string> reasons;
+  std::vector<std::uint64_t> hashes;  // of names, for NodeIndex
+  // Texts of FailedNodes, back to back: a warm context formats the reasons
+  // without allocating. With where each rejected node's text ends.
+  std::string reasons;
+  struct Rejection {
+    std::uint32_t node, end;
+    bool unresolvable;
+  };
+  std::vector<Rejection> rejections;
 };
 
 struct Extender::FilterMemo {
   std::string pod_key, pod_uid;
   std::uint64_t generation = 0;
   int stage = 0;
-  // Every candidate, in request order: one buffer rather than a string per name.
-  std::string names;
-  std::vector<std::uint32_t> name_ends;
-  std::size_t size() const { return name_ends.size(); }
-  std::string_view Name(std::size_t j) const {
-    const std::uint32_t begin = j == 0 ? 0 : name_ends[j - 1];
-    return std::string_view(names).substr(begin, name_ends[j] - begin);
-  }
+  StringList names;  // every candidate, in request order
+  std::size_t size() const { return names.size(); }
+  std::string_view Name(std::size_t j) const { return names[j]; }
   std::vector<char> feasible;
   std::vector<double> scores;
 };
@@ -183,7 +185,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   if (args.has_nodes) {
     for (const auto& n : args.nodes) names.push_back(n.name);
   } else {
-    for (const auto& n : args.node_names) names.push_back(n);
+    for (std::size_t i = 0; i < args.node_names.size(); ++i) names.push_back(args.node_names[i]);
   }
   const std::size_t n = names.size();
 
@@ -200,7 +202,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     std::size_t j = 0;
     bool all_found = true;
     for (std::size_t i = 0; i < n && all_found; ++i) {
-      while (j < memo->size() && memo->Name(j) != names[i]) ++j;
+      while (j < memo->size() && !SameBytes(memo->Name(j), names[i])) ++j;
       if (j == memo->size()) {
         all_found = false;
         break;
@@ -221,11 +223,34 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   nodes.clear();
   nodes.reserve(n);
   int unknown = 0;
+  // The index's slots are read a few names ahead of their use: at 5 000 nodes
+  // every lookup is otherwise a cache miss waited for, one after the other.
+  const NodeIndex* index = view->Index();
+  constexpr std::size_t kAhead = 8;
+  auto& hashes = ctx->hashes;
+  if (index) {
+    hashes.resize(n);
+    for (std::size_t i = 0; i < n; ++i) hashes[i] = NodeIndex::Hash(names[i]);
+    for (std::size_t i = 0; i < std::min(kAhead, n); ++i) index->Prefetch(hashes[i]);
+  }
   for (std::size_t i = 0; i < n; ++i) {
-    const NodeState* known = view->Find(names[i]);
+    const NodeState* known;
+    bool fresh;
+    if (index) {
+      if (i + kAhead < n) index->Prefetch(hashes[i + kAhead]);
+      const NodeIndex::Entry* e = index->Lookup(names[i], hashes[i]);
+      known = e ? e->node : nullptr;
+      // The policy reads the node's first line next: asked for now, it is in
+      // cache by then.
+      if (known) __builtin_prefetch(known);
+      fresh = e && e->sample_ms != NodeIndex::kNoMetrics &&
+              now - e->sample_ms <= config_.metrics_stale_after_ms;
+    } else {
+      known = view->Find(names[i]);
+      fresh = known && known->metrics_known &&
+              now - known->sample_time_ms <= config_.metrics_stale_after_ms;
+    }
     const bool found = known != nullptr;
-    const bool fresh = found && known->metrics_known &&
-                       now - known->sample_time_ms <= config_.metrics_stale_after_ms;
     unknown += fresh ? 0 : 1;
     if (args.has_nodes) {
       const WireNode& w = args.nodes[i];
@@ -258,14 +283,35 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     r.with_nodes = args.has_nodes;
     r.with_node_names = args.has_node_names || !args.has_nodes;
     std::vector<std::pair<std::string, int>> rejected_by;
+    auto m = std::make_shared<FilterMemo>();
+    m->pod_key = pod.Key();
+    m->pod_uid = pod.uid;
+    m->generation = view->generation;
+    m->stage = stage;
+    if (args.has_nodes) {
+      m->names.reserve(n, 16 * n);
+      for (const auto& w : args.nodes) m->names.push_back(w.name);
+    } else {
+      m->names = args.node_names;  // two blocks copied
+    }
+    m->feasible.resize(n);
+    m->scores.resize(n);
+    // One pass over the results: at 5 000 nodes they are more than the cache holds.
     auto& reasons = ctx->reasons;
-    if (reasons.size() < n) reasons.resize(n);  // not after: r holds views of them
-    std::string pod_reason;
-    if (!eval.pod_status.ok()) pod_reason = "tidal: " + eval.pod_status.reason();
+    auto& rejections = ctx->rejections;
+    reasons.clear();
+    rejections.clear();
+    if (!eval.pod_status.ok()) {
+      reasons = "tidal: " + eval.pod_status.reason();
+      rejected_by.emplace_back("pod", static_cast<int>(n));
+    }
     for (std::size_t i = 0; i < n; ++i) {
       const NodeResult& res = eval.nodes[i];
+      m->feasible[i] = res.feasible() ? 1 : 0;
+      m->scores[i] = res.score;
       if (!eval.pod_status.ok()) {
-        r.unresolvable.emplace_back(names[i], pod_reason);
+        rejections.push_back(
+            {static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(reasons.size()), true});
         continue;
       }
       if (res.feasible()) {
@@ -274,11 +320,11 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
         if (r.with_node_names) r.node_names.push_back(names[i]);
         continue;
       }
-      // The reasons are formatted here, once, straight into the reply's storage.
-      std::string& text = reasons[i];
-      text.assign("tidal: ");
-      res.status.AppendReason(&text);
-      const std::string_view label = ReasonLabel(std::string_view(text).substr(7));
+      // The reasons are formatted here, once, into one buffer the reply is written from.
+      const std::size_t begin = reasons.size();
+      reasons.append("tidal: ");
+      res.status.AppendReason(&reasons);
+      const std::string_view label = ReasonLabel(std::string_view(reasons).substr(begin + 7));
       auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
                              [&](const auto& p) { return p.first == label; });
       if (rb == rejected_by.end()) {
@@ -286,10 +332,18 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       } else {
         ++rb->second;
       }
-      auto& dst = res.status.code() == Code::kUnresolvable ? r.unresolvable : r.failed;
-      dst.emplace_back(names[i], text);
+      rejections.push_back({static_cast<std::uint32_t>(i),
+                            static_cast<std::uint32_t>(reasons.size()),
+                            res.status.code() == Code::kUnresolvable});
     }
-    if (!eval.pod_status.ok()) rejected_by.emplace_back("pod", static_cast<int>(n));
+    // Views of the texts only now that the buffer no longer grows.
+    r.failed.reserve(rejections.size());
+    for (std::size_t k = 0; k < rejections.size(); ++k) {
+      const auto& rej = rejections[k];
+      const std::uint32_t begin = eval.pod_status.ok() ? (k == 0 ? 0 : rejections[k - 1].end) : 0;
+      auto& dst = rej.unresolvable ? r.unresolvable : r.failed;
+      dst.emplace_back(names[rej.node], std::string_view(reasons).substr(begin, rej.end - begin));
+    }
     // Opt-in (whenAllRejected: least-loaded): rather than Pending, the least
     // loaded node rejected for load alone.
     if (feasible == 0 && eval.pod_status.ok() &&
@@ -312,20 +366,6 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     for (const auto& [label, count] : rejected_by) metrics_->rejections.With({label}).Add(count);
     EncodeFilterResult(r, &reply.body);
 
-    auto m = std::make_shared<FilterMemo>();
-    m->pod_key = pod.Key();
-    m->pod_uid = pod.uid;
-    m->generation = view->generation;
-    m->stage = stage;
-    m->name_ends.reserve(n);
-    m->feasible.reserve(n);
-    m->scores.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      m->names.append(names[i]);
-      m->name_ends.push_back(static_cast<std::uint32_t>(m->names.size()));
-      m->feasible.push_back(eval.nodes[i].feasible() ? 1 : 0);
-      m->scores.push_back(eval.nodes[i].score);
-    }
     // The memo is also what /debug/nodes reads the candidates from.
     std::lock_guard<std::mutex> lock(memo_mu_);
     memo_ = std::move(m);

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
-namespace tidal::extender {
+#include "tidal/core/text.h"
 
-namespace {
+namespace tidal::extender {
 
 // A multiplicative hash of 8-byte words; node names are short ASCII, and the
 // table only needs them spread, not secret.
-std::uint64_t HashName(std::string_view name) {
+std::uint64_t NodeIndex::Hash(std::string_view name) {
   constexpr std::uint64_t kMul = 0x9e3779b97f4a7c15ULL;
   const std::size_t n = name.size();
   const char* p = name.data();
@@ -44,25 +44,7 @@ std::uint64_t HashName(std::string_view name) {
   return h ^ (h >> 32);
 }
 
-// Equal bytes, without a call for names up to 16 bytes (most node names).
-bool SameName(std::string_view a, std::string_view b) {
-  const std::size_t n = a.size();
-  if (n != b.size()) return false;
-  if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
-  const auto same = [&](std::size_t at, auto word) {
-    std::memcpy(&word, a.data() + at, sizeof word);
-    decltype(word) other;
-    std::memcpy(&other, b.data() + at, sizeof other);
-    return word == other;
-  };
-  if (n >= 8) return same(0, std::uint64_t{}) && same(n - 8, std::uint64_t{});
-  if (n >= 4) return same(0, std::uint32_t{}) && same(n - 4, std::uint32_t{});
-  for (std::size_t i = 0; i < n; ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, std::shared_ptr<const NodeMap> reserved)
     : nodes_(std::move(nodes)), reserved_(std::move(reserved)) {
@@ -72,14 +54,20 @@ NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, std::shared_ptr<const
   slots_.resize(capacity);
   mask_ = capacity - 1;
   const auto insert = [&](const std::string& name, const NodeState& node) {
-    const std::uint64_t h = HashName(name);
+    const std::uint64_t h = Hash(name);
     for (std::uint64_t at = h & mask_;; at = (at + 1) & mask_) {
-      Slot& s = slots_[at];
+      Entry& s = slots_[at];
       if (!s.node) {
-        s = {h, &name, &node};
+        s.hash = h;
+        s.node = &node;
+        s.sample_ms = node.metrics_known ? node.sample_time_ms : kNoMetrics;
+        s.name_at = static_cast<std::uint32_t>(names_.size());
+        s.name_size = static_cast<std::uint32_t>(name.size());
+        names_ += name;
         return;
       }
-      if (s.hash == h && *s.name == name) return;  // reserved came first
+      if (s.hash == h && SameBytes(std::string_view(names_).substr(s.name_at, s.name_size), name))
+        return;  // reserved came first
     }
   };
   if (reserved_)
@@ -88,12 +76,12 @@ NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, std::shared_ptr<const
     for (const auto& [name, node] : *nodes_) insert(name, node);
 }
 
-const NodeState* NodeIndex::Find(std::string_view name) const {
-  const std::uint64_t h = HashName(name);
-  for (std::uint64_t at = h & mask_;; at = (at + 1) & mask_) {
-    const Slot& s = slots_[at];
+const NodeIndex::Entry* NodeIndex::Lookup(std::string_view name, std::uint64_t hash) const {
+  for (std::uint64_t at = hash & mask_;; at = (at + 1) & mask_) {
+    const Entry& s = slots_[at];
     if (!s.node) return nullptr;
-    if (s.hash == h && SameName(*s.name, name)) return s.node;
+    if (s.hash == hash && SameBytes(std::string_view(names_.data() + s.name_at, s.name_size), name))
+      return &s;
   }
 }
 

@@ -403,7 +403,8 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
                                  ExtenderArgs* out) {
   out->pod = RawPod{};
   out->has_nodes = out->has_node_names = false;
-  std::size_t node_count = 0, name_count = 0;
+  std::size_t node_count = 0;
+  out->node_names.clear();
   // simdjson reads up to SIMDJSON_PADDING bytes past the end: parse a padded copy.
   if (capacity < body.size() + simdjson::SIMDJSON_PADDING) {
     capacity = body.size() + simdjson::SIMDJSON_PADDING;
@@ -480,7 +481,7 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
       od::array names;
       if (const auto err = value.get_array().get(names)) return NotJson(err);
       out->has_node_names = true;
-      name_count = 0;
+      out->node_names.clear();
       for (auto e : names) {
         od::value v;
         std::string_view name;
@@ -488,13 +489,8 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
         if (const auto err = v.get_string().get(name); err && !WrongType(err)) return NotJson(err);
         if (name.empty())
           return Status::Error(
-              fmt::format("NodeNames[{}]: expected a non-empty string", name_count));
-        if (name_count == out->node_names.size()) {
-          out->node_names.emplace_back(name);
-        } else {
-          out->node_names[name_count].assign(name);
-        }
-        ++name_count;
+              fmt::format("NodeNames[{}]: expected a non-empty string", out->node_names.size()));
+        out->node_names.push_back(name);
       }
     }
   }
@@ -502,7 +498,6 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
   if (const char* after = nullptr; doc.current_location().get(after) == SUCCESS)
     return Status::Error("request body is not JSON: content after the ExtenderArgs object");
   out->nodes.resize(node_count);
-  out->node_names.resize(name_count);
   if (!has_pod) return Status::Error("Pod: expected the Pod object being scheduled");
   if (!out->has_nodes && !out->has_node_names)
     return Status::Error("neither Nodes nor NodeNames is set: nothing to filter");

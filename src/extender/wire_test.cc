@@ -26,7 +26,7 @@ TEST(Wire, DecodesTheRealExtenderArgs) {
   EXPECT_EQ(a.nodes[0].name, "nodename");
   EXPECT_EQ(a.nodes[0].allocatable_gpus, -1);
   EXPECT_TRUE(a.has_node_names);
-  EXPECT_EQ(a.node_names, std::vector<std::string>{"node1"});
+  EXPECT_EQ(a.node_names.Strings(), std::vector<std::string>{"node1"});
   // The echoed object is the same JSON as sent.
   EXPECT_EQ(nlohmann::json::parse(a.nodes[0].json),
             nlohmann::json::parse(Sample("ExtenderArgs.json"))["Nodes"]["items"][0]);
@@ -173,7 +173,7 @@ TEST(Wire, AReusedDecoderKeepsNothingOfTheLastRequest) {
   EXPECT_EQ(a.nodes[0].allocatable_gpus, -1);
   EXPECT_EQ(a.nodes[0].cpu_milli_allocatable, 0);
   EXPECT_EQ(a.nodes[0].memory_allocatable, 0);
-  EXPECT_EQ(a.node_names, std::vector<std::string>{"m1"});
+  EXPECT_EQ(a.node_names.Strings(), std::vector<std::string>{"m1"});
   // A failed decode in between leaves nothing usable, and the next one still works.
   EXPECT_FALSE(decoder.Decode("{\"Pod\":", {}, &a).ok());
   EXPECT_TRUE(a.nodes.empty() && a.node_names.empty());

@@ -1,7 +1,10 @@
 #pragma once
 // Text helpers for messages about user input.
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tidal {
 
@@ -16,5 +19,60 @@ bool IsValidUtf8(std::string_view text);
 
 // ASCII letters compared without case (Go's JSON keys, "True" in annotations).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Equal bytes, compared without a call for up to 16 bytes (most node names).
+inline bool SameBytes(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
+  const auto same = [&](std::size_t at, auto word) {
+    std::memcpy(&word, a.data() + at, sizeof word);
+    decltype(word) other;
+    std::memcpy(&other, b.data() + at, sizeof other);
+    return word == other;
+  };
+  if (n >= 8) return same(0, std::uint64_t{}) && same(n - 8, std::uint64_t{});
+  if (n >= 4) return same(0, std::uint32_t{}) && same(n - 4, std::uint32_t{});
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// A list of strings in one buffer: thousands of node names cost two allocations
+// (kept when cleared), are appended without a per-string capacity check, and copy
+// as two blocks. Copies stay valid (it holds offsets, not pointers).
+class StringList {
+ public:
+  std::size_t size() const { return ends_.size(); }
+  bool empty() const { return ends_.empty(); }
+  std::string_view operator[](std::size_t i) const {
+    const std::uint32_t begin = i == 0 ? 0 : ends_[i - 1];
+    return std::string_view(bytes_.data() + begin, ends_[i] - begin);
+  }
+  // Every string, back to back.
+  std::string_view bytes() const { return bytes_; }
+  void push_back(std::string_view s) {
+    bytes_.append(s);
+    ends_.push_back(static_cast<std::uint32_t>(bytes_.size()));
+  }
+  void clear() {
+    bytes_.clear();
+    ends_.clear();
+  }
+  void reserve(std::size_t strings, std::size_t bytes) {
+    ends_.reserve(strings);
+    bytes_.reserve(bytes);
+  }
+  std::vector<std::string> Strings() const {
+    std::vector<std::string> out;
+    out.reserve(size());
+    for (std::size_t i = 0; i < size(); ++i) out.emplace_back((*this)[i]);
+    return out;
+  }
+
+ private:
+  std::string bytes_;
+  std::vector<std::uint32_t> ends_;  // offsets past each string; under 4 GiB in all
+};
 
 }  // namespace tidal

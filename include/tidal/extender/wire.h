@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tidal/core/status.h"
+#include "tidal/core/text.h"
 #include "tidal/core/types.h"
 #include "tidal/policy/pod_decode.h"
 
@@ -31,7 +32,7 @@ struct ExtenderArgs {
   bool has_nodes = false;  // "Nodes" non-null (nodeCacheCapable: false)
   std::vector<WireNode> nodes;
   bool has_node_names = false;  // "NodeNames" non-null (nodeCacheCapable: true)
-  std::vector<std::string> node_names;
+  StringList node_names;
 };
 
 struct DecodeOptions {
