@@ -3,6 +3,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -29,6 +30,8 @@ struct ServeFlags {
   std::string prometheus_ca, prometheus_token_file;
   std::string node_label = "node";
   int threads = 8;
+  // Threads working on one large request; the default: the cores, up to 4.
+  int parallelism = 0;
   std::string log_level = "info";
   std::string tls_cert, tls_key;
   bool in_cluster = false;
@@ -93,7 +96,10 @@ int RunServe(const ServeFlags& f) {
   ro.visible_after_ms = config.reservations.visible_after_ms;
   ro.claims = config.reservations.claims;
   extender::InFlight inflight(ro, config.nvlink.slots_per_gpu);
-  extender::Extender ext(config, store, clock, log, &metrics);
+  const int parallelism =
+      f.parallelism > 0 ? f.parallelism
+                        : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  extender::Extender ext(config, store, clock, log, &metrics, parallelism);
   extender::Refresher refresher(source, store, catalog, clock, config.metric_cache_ttl_ms, log);
   refresher.AttachReservations(&inflight);
   refresher.WarnSlowerThan(config.query_timeout_ms / 2);
@@ -187,6 +193,10 @@ void AddServe(CLI::App& app) {
   cmd->add_option("--threads", f->threads, "HTTP worker threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--parallelism", f->parallelism,
+                  "threads that work on one request of over 512 nodes (0: the cores, up to 4)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   cmd->add_option("--log-level", f->log_level,
                   "trace, debug (one line per decision), info, warn, error")
       ->capture_default_str();

@@ -17,14 +17,14 @@ std::vector<double> LatencyBuckets() {
   return {50e-6, 100e-6, 200e-6, 300e-6, 500e-6, 1e-3, 2e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 1};
 }
 
-struct Extender::Context {
-  ExtenderArgs args;
-  ArgsDecoder decoder;
-  std::vector<NodeState> owned;  // overlays (Nodes mode) and unknown nodes
-  std::vector<const NodeState*> nodes;
+// One part of a request's candidates, [begin, end): resolved, evaluated and, for
+// a filter, their rejections written by one thread.
+struct Extender::Part {
+  std::size_t begin = 0, end = 0;
+  std::vector<NodeState> owned;       // overlays (Nodes mode) and unknown nodes
+  std::vector<std::uint64_t> hashes;  // of the names, for NodeIndex
   Evaluation eval;
-  std::vector<std::string_view> names;
-  std::vector<std::uint64_t> hashes;  // of names, for NodeIndex
+  int unknown = 0;
   // Texts of FailedNodes, back to back: a warm context formats the reasons
   // without allocating. With where each rejected node's text ends.
   std::string reasons;
@@ -33,6 +33,14 @@ struct Extender::Context {
     bool unresolvable;
   };
   std::vector<Rejection> rejections;
+};
+
+struct Extender::Context {
+  ExtenderArgs args;
+  ArgsDecoder decoder;
+  std::vector<const NodeState*> nodes;
+  std::vector<std::string_view> names;
+  std::vector<Part> parts;
 };
 
 struct Extender::FilterMemo {
@@ -67,12 +75,14 @@ void MakeUnknown(NodeState* n) {
 }  // namespace
 
 Extender::Extender(PolicyConfig config, const ViewStore& store, const Clock& clock,
-                   std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics)
+                   std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics, int parallelism)
     : config_(std::move(config)),
       store_(store),
       clock_(clock),
       log_(std::move(log)),
-      metrics_(metrics) {
+      metrics_(metrics),
+      parallelism_(static_cast<std::size_t>(std::max(1, parallelism))),
+      workers_(std::make_unique<ForkJoin>(std::max(1, parallelism) - 1)) {
   runners_.push_back(std::make_unique<Runner>(config_));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 1)));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 2)));
@@ -140,6 +150,85 @@ Extender::VerbInstruments Extender::InstrumentsFor(const std::string& verb) {
 
 Reply Extender::Filter(std::string_view body) { return Decide("filter", body, true); }
 Reply Extender::Prioritize(std::string_view body) { return Decide("prioritize", body, false); }
+
+void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
+                            const ExtenderArgs& args, std::span<const std::string_view> names,
+                            const PodDemand& pod, const Runner& runner, bool filter,
+                            FilterMemo* memo, std::vector<const NodeState*>& nodes,
+                            Part* part) const {
+  const std::size_t begin = part->begin, end = part->end;
+  auto& owned = part->owned;
+  owned.clear();
+  owned.reserve(end - begin);
+  part->unknown = 0;
+  // The index's slots are read a few names ahead of their use: at 5 000 nodes
+  // every lookup is otherwise a cache miss waited for, one after the other.
+  constexpr std::size_t kAhead = 8;
+  auto& hashes = part->hashes;
+  if (index) {
+    hashes.resize(end - begin);
+    for (std::size_t i = begin; i < end; ++i) hashes[i - begin] = NodeIndex::Hash(names[i]);
+    for (std::size_t i = begin; i < std::min(begin + kAhead, end); ++i)
+      index->Prefetch(hashes[i - begin]);
+  }
+  for (std::size_t i = begin; i < end; ++i) {
+    const NodeState* known;
+    bool fresh;
+    if (index) {
+      if (i + kAhead < end) index->Prefetch(hashes[i + kAhead - begin]);
+      const NodeIndex::Entry* e = index->Lookup(names[i], hashes[i - begin]);
+      known = e ? e->node : nullptr;
+      // The policy reads the node's first line next: asked for now, it is in
+      // cache by then.
+      if (known) __builtin_prefetch(known);
+      fresh = e && e->sample_ms != NodeIndex::kNoMetrics &&
+              now - e->sample_ms <= config_.metrics_stale_after_ms;
+    } else {
+      known = view->Find(names[i]);
+      fresh = known && known->metrics_known &&
+              now - known->sample_time_ms <= config_.metrics_stale_after_ms;
+    }
+    const bool found = known != nullptr;
+    part->unknown += fresh ? 0 : 1;
+    if (args.has_nodes) {
+      const WireNode& w = args.nodes[i];
+      owned.push_back(found ? *known : NodeState{});
+      NodeState& o = owned.back();
+      o.name = w.name;
+      o.labels = w.labels;
+      if (w.allocatable_gpus >= 0) o.allocatable_gpus = w.allocatable_gpus;
+      o.cpu_milli_allocatable = w.cpu_milli_allocatable;
+      o.memory_allocatable = w.memory_allocatable;
+      if (!fresh) MakeUnknown(&o);
+      nodes[i] = &o;
+    } else if (fresh) {
+      nodes[i] = known;
+    } else {
+      owned.push_back(found ? *known : NodeState{});
+      owned.back().name = std::string(names[i]);
+      MakeUnknown(&owned.back());
+      nodes[i] = &owned.back();
+    }
+  }
+  const std::span<const NodeState* const> mine(nodes.data() + begin, end - begin);
+  runner.Evaluate(pod, mine, RunOptions{false, false}, &part->eval);
+  part->reasons.clear();
+  part->rejections.clear();
+  if (!filter) return;
+  const Evaluation& eval = part->eval;
+  for (std::size_t i = begin; i < end; ++i) {
+    const NodeResult& res = eval.nodes[i - begin];
+    memo->feasible[i] = res.feasible() ? 1 : 0;
+    memo->scores[i] = res.score;
+    if (res.feasible() || !eval.pod_status.ok()) continue;
+    // The reasons are formatted here, once, into one buffer the reply is written from.
+    part->reasons.append("tidal: ");
+    res.status.AppendReason(&part->reasons);
+    part->rejections.push_back({static_cast<std::uint32_t>(i),
+                                static_cast<std::uint32_t>(part->reasons.size()),
+                                res.status.code() == Code::kUnresolvable});
+  }
+}
 
 Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -216,74 +305,17 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     }
   }
 
-  auto& owned = ctx->owned;
+  // The nodes are resolved, evaluated and (filter) their verdicts written in parts,
+  // side by side on the pool's threads when the request is large.
+  const std::size_t part_size =
+      std::max(kMinNodesPerPart, (n + 2 * parallelism_ - 1) / (2 * parallelism_));
+  const std::size_t part_count = n == 0 ? 1 : (n + part_size - 1) / part_size;
   auto& nodes = ctx->nodes;
-  owned.clear();
-  owned.reserve(n);
-  nodes.clear();
-  nodes.reserve(n);
-  int unknown = 0;
-  // The index's slots are read a few names ahead of their use: at 5 000 nodes
-  // every lookup is otherwise a cache miss waited for, one after the other.
-  const NodeIndex* index = view->Index();
-  constexpr std::size_t kAhead = 8;
-  auto& hashes = ctx->hashes;
-  if (index) {
-    hashes.resize(n);
-    for (std::size_t i = 0; i < n; ++i) hashes[i] = NodeIndex::Hash(names[i]);
-    for (std::size_t i = 0; i < std::min(kAhead, n); ++i) index->Prefetch(hashes[i]);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const NodeState* known;
-    bool fresh;
-    if (index) {
-      if (i + kAhead < n) index->Prefetch(hashes[i + kAhead]);
-      const NodeIndex::Entry* e = index->Lookup(names[i], hashes[i]);
-      known = e ? e->node : nullptr;
-      // The policy reads the node's first line next: asked for now, it is in
-      // cache by then.
-      if (known) __builtin_prefetch(known);
-      fresh = e && e->sample_ms != NodeIndex::kNoMetrics &&
-              now - e->sample_ms <= config_.metrics_stale_after_ms;
-    } else {
-      known = view->Find(names[i]);
-      fresh = known && known->metrics_known &&
-              now - known->sample_time_ms <= config_.metrics_stale_after_ms;
-    }
-    const bool found = known != nullptr;
-    unknown += fresh ? 0 : 1;
-    if (args.has_nodes) {
-      const WireNode& w = args.nodes[i];
-      owned.push_back(found ? *known : NodeState{});
-      NodeState& o = owned.back();
-      o.name = w.name;
-      o.labels = w.labels;
-      if (w.allocatable_gpus >= 0) o.allocatable_gpus = w.allocatable_gpus;
-      o.cpu_milli_allocatable = w.cpu_milli_allocatable;
-      o.memory_allocatable = w.memory_allocatable;
-      if (!fresh) MakeUnknown(&o);
-      nodes.push_back(&o);
-    } else if (fresh) {
-      nodes.push_back(known);
-    } else {
-      owned.push_back(found ? *known : NodeState{});
-      owned.back().name = std::string(names[i]);
-      MakeUnknown(&owned.back());
-      nodes.push_back(&owned.back());
-    }
-  }
-  if (filter) metrics_->unknown_nodes.Set(unknown);
-
-  runners_[stage]->Evaluate(pod, nodes, RunOptions{false, false}, &ctx->eval);
-  const Evaluation& eval = ctx->eval;
-
-  int feasible = 0;
+  nodes.resize(n);
+  if (ctx->parts.size() < part_count) ctx->parts.resize(part_count);
+  std::shared_ptr<FilterMemo> m;
   if (filter) {
-    FilterResult r;
-    r.with_nodes = args.has_nodes;
-    r.with_node_names = args.has_node_names || !args.has_nodes;
-    std::vector<std::pair<std::string, int>> rejected_by;
-    auto m = std::make_shared<FilterMemo>();
+    m = std::make_shared<FilterMemo>();
     m->pod_key = pod.Key();
     m->pod_uid = pod.uid;
     m->generation = view->generation;
@@ -296,62 +328,70 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     }
     m->feasible.resize(n);
     m->scores.resize(n);
-    // One pass over the results: at 5 000 nodes they are more than the cache holds.
-    auto& reasons = ctx->reasons;
-    auto& rejections = ctx->rejections;
-    reasons.clear();
-    rejections.clear();
-    if (!eval.pod_status.ok()) {
-      reasons = "tidal: " + eval.pod_status.reason();
+  }
+  const NodeIndex* index = view->Index();
+  const Runner& runner = *runners_[stage];
+  const auto run_part = [&](int k) {
+    Part& part = ctx->parts[k];
+    part.begin = std::min(n, k * part_size);
+    part.end = std::min(n, part.begin + part_size);
+    EvaluatePart(view.get(), index, now, args, names, pod, runner, filter, m.get(), nodes, &part);
+  };
+  workers_->Run(static_cast<int>(part_count), run_part);
+  const auto result = [&](std::size_t i) -> const NodeResult& {
+    const Part& part = ctx->parts[i / part_size];
+    return part.eval.nodes[i - part.begin];
+  };
+  const Status& pod_status = ctx->parts[0].eval.pod_status;
+  int unknown = 0;
+  for (std::size_t k = 0; k < part_count; ++k) unknown += ctx->parts[k].unknown;
+  if (filter) metrics_->unknown_nodes.Set(unknown);
+
+  int feasible = 0;
+  if (filter) {
+    FilterResult r;
+    r.with_nodes = args.has_nodes;
+    r.with_node_names = args.has_node_names || !args.has_nodes;
+    std::vector<std::pair<std::string, int>> rejected_by;
+    std::string pod_reason;
+    if (!pod_status.ok()) {
+      pod_reason = "tidal: " + pod_status.reason();
       rejected_by.emplace_back("pod", static_cast<int>(n));
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const NodeResult& res = eval.nodes[i];
-      m->feasible[i] = res.feasible() ? 1 : 0;
-      m->scores[i] = res.score;
-      if (!eval.pod_status.ok()) {
-        rejections.push_back(
-            {static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(reasons.size()), true});
-        continue;
-      }
-      if (res.feasible()) {
+      for (std::size_t i = 0; i < n; ++i) r.unresolvable.emplace_back(names[i], pod_reason);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!m->feasible[i]) continue;
         ++feasible;
         if (r.with_nodes) r.nodes.push_back(&args.nodes[i]);
         if (r.with_node_names) r.node_names.push_back(names[i]);
-        continue;
       }
-      // The reasons are formatted here, once, into one buffer the reply is written from.
-      const std::size_t begin = reasons.size();
-      reasons.append("tidal: ");
-      res.status.AppendReason(&reasons);
-      const std::string_view label = ReasonLabel(std::string_view(reasons).substr(begin + 7));
-      auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
-                             [&](const auto& p) { return p.first == label; });
-      if (rb == rejected_by.end()) {
-        rejected_by.emplace_back(std::string(label), 1);
-      } else {
-        ++rb->second;
+      r.failed.reserve(n - static_cast<std::size_t>(feasible));
+      for (std::size_t k = 0; k < part_count; ++k) {
+        const Part& part = ctx->parts[k];
+        std::uint32_t begin = 0;
+        for (const auto& rej : part.rejections) {
+          auto& dst = rej.unresolvable ? r.unresolvable : r.failed;
+          dst.emplace_back(names[rej.node],
+                           std::string_view(part.reasons).substr(begin, rej.end - begin));
+          begin = rej.end;
+          const std::string_view label = ReasonLabel(dst.back().second.substr(7));
+          auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
+                                 [&](const auto& p) { return p.first == label; });
+          if (rb == rejected_by.end()) {
+            rejected_by.emplace_back(std::string(label), 1);
+          } else {
+            ++rb->second;
+          }
+        }
       }
-      rejections.push_back({static_cast<std::uint32_t>(i),
-                            static_cast<std::uint32_t>(reasons.size()),
-                            res.status.code() == Code::kUnresolvable});
-    }
-    // Views of the texts only now that the buffer no longer grows.
-    r.failed.reserve(rejections.size());
-    for (std::size_t k = 0; k < rejections.size(); ++k) {
-      const auto& rej = rejections[k];
-      const std::uint32_t begin = eval.pod_status.ok() ? (k == 0 ? 0 : rejections[k - 1].end) : 0;
-      auto& dst = rej.unresolvable ? r.unresolvable : r.failed;
-      dst.emplace_back(names[rej.node], std::string_view(reasons).substr(begin, rej.end - begin));
     }
     // Opt-in (whenAllRejected: least-loaded): rather than Pending, the least
     // loaded node rejected for load alone.
-    if (feasible == 0 && eval.pod_status.ok() &&
+    if (feasible == 0 && pod_status.ok() &&
         config_.when_all_rejected == WhenAllRejected::kLeastLoaded && !r.failed.empty()) {
       std::size_t best = n;
       for (std::size_t i = 0; i < n; ++i) {
-        const NodeResult& res = eval.nodes[i];
-        if (res.status.code() != Code::kUnfit || !nodes[i]->metrics_known) continue;
+        if (result(i).status.code() != Code::kUnfit || !nodes[i]->metrics_known) continue;
         if (best == n || nodes[i]->load.gpu_memory < nodes[best]->load.gpu_memory) best = i;
       }
       if (best != n) {
@@ -373,9 +413,10 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     std::vector<HostPriority> list;
     list.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      const bool ok = eval.pod_status.ok() && eval.nodes[i].feasible();
+      const NodeResult& res = result(i);
+      const bool ok = pod_status.ok() && res.feasible();
       feasible += ok ? 1 : 0;
-      list.push_back({names[i], ok ? ToExtenderPriority(eval.nodes[i].score) : 0});
+      list.push_back({names[i], ok ? ToExtenderPriority(res.score) : 0});
     }
     EncodeHostPriorityList(list, &reply.body);
   }

@@ -332,3 +332,88 @@ TEST(Extender, DebugNodesListsBothSidesOfTheJoin) {
 
 }  // namespace
 }  // namespace tidal::extender
+
+namespace tidal::extender {
+namespace {
+
+// A request split over threads (parallelism > 1, parts of kMinNodesPerPart nodes
+// and more) answers byte for byte as one thread does: survivors, reasons and
+// scores in request order, whichever thread wrote them.
+TEST(Extender, ARequestSplitOverThreadsAnswersAsOneThreadDoes) {
+  Fixture f;
+  std::vector<std::string> names;
+  for (int i = 0; i < 2100; ++i) {
+    const std::string name = "gpu-node-" + std::to_string(i);
+    names.push_back(name);
+    if (i % 11 == 10) continue;  // no series: unknown
+    f.source.snapshot.nodes[name] = Node(0.05 + (i % 20) * 0.05, i % 13 == 0 ? 90 : 5);
+  }
+  f.refresher->RefreshOnce();
+  PolicyConfig least_loaded = f.config;
+  least_loaded.when_all_rejected = WhenAllRejected::kLeastLoaded;
+  std::vector<std::string> with_series;  // load-rejected everywhere with a low threshold
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (i % 11 != 10) with_series.push_back(names[i]);
+  struct Case {
+    const char* name;
+    PolicyConfig config;
+    std::string pod;
+    bool nodes_mode;
+    const std::vector<std::string>* candidates;
+    int want_pass;  // -1: some
+    bool all_unresolvable;
+  };
+  const Case cases[] = {
+      {"1 GPU, names", f.config, PodJson(1, {{"ai.gpu-memory", "4Gi"}}), false, &names, -1, false},
+      {"4 GPUs over NVLink, names", f.config, PodJson(4, {{"ai.gpu-memory", "20Gi"}}), false,
+       &names, -1, false},
+      {"malformed annotation: every node unresolvable", f.config,
+       PodJson(1, {{"ai.gpu-reject-threshold", "high"}}), false, &names, 0, true},
+      {"every node rejected, the least loaded kept", least_loaded,
+       PodJson(1, {{"ai.gpu-memory", "4Gi"}, {"ai.gpu-reject-threshold", "0.01"}}), false,
+       &with_series, 1, false},
+      {"1 GPU, Nodes objects", f.config, PodJson(1, {{"ai.gpu-memory", "4Gi"}}), true, &names, -1,
+       false},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    Extender one(tc.config, f.store, f.clock, f.log, &f.metrics, 1);
+    Extender three(tc.config, f.store, f.clock, f.log, &f.metrics, 3);
+    const std::vector<std::string>& candidates = *tc.candidates;
+    std::string args;
+    if (tc.nodes_mode) {
+      std::vector<std::pair<std::string, json>> nodes;
+      for (const auto& n : candidates) nodes.push_back({n, json{{"zone", "a"}}});
+      args = NodesArgs(tc.pod, nodes);
+    } else {
+      args = NamesArgs(tc.pod, candidates);
+    }
+    const Reply want = one.Filter(args);
+    const Reply got = three.Filter(args);
+    ASSERT_EQ(got.http_status, want.http_status);
+    EXPECT_EQ(got.body, want.body);
+    const json j = json::parse(want.body);
+    const std::size_t answered =
+        (tc.nodes_mode ? j["Nodes"]["items"].size() : j["NodeNames"].size()) +
+        j["FailedNodes"].size() + j["FailedAndUnresolvableNodes"].size();
+    EXPECT_EQ(answered, candidates.size()) << "every candidate is answered";
+    // Each case reaches the path it is named for.
+    const std::size_t passed = tc.nodes_mode ? j["Nodes"]["items"].size() : j["NodeNames"].size();
+    EXPECT_EQ(passed > 0, tc.want_pass != 0);
+    if (tc.want_pass > 0) {
+      EXPECT_EQ(passed, static_cast<std::size_t>(tc.want_pass));
+    }
+    EXPECT_EQ(j["FailedAndUnresolvableNodes"].size() == candidates.size(), tc.all_unresolvable);
+    EXPECT_EQ(j["FailedNodes"].empty(), tc.all_unresolvable);
+    // Prioritize after the filter (the memo) and without one (another pod's
+    // filter came between: every node evaluated again, in parts).
+    EXPECT_EQ(three.Prioritize(args).body, one.Prioritize(args).body);
+    const std::string other = NamesArgs(PodJson(2), {"gpu-node-1"});
+    one.Filter(other);
+    three.Filter(other);
+    EXPECT_EQ(three.Prioritize(args).body, one.Prioritize(args).body);
+  }
+}
+
+}  // namespace
+}  // namespace tidal::extender

@@ -9,11 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tidal/core/clock.h"
+#include "tidal/core/fork_join.h"
 #include "tidal/extender/view.h"
 #include "tidal/extender/wire.h"
 #include "tidal/metrics/instruments.h"
@@ -65,8 +67,10 @@ class Extender {
     for (auto& r : runners_) r->SetLearnedMemory(learned);
   }
   // Throws InputError on bad plugin args (start-up).
+  // `parallelism`: threads that work on one request (the caller and
+  // parallelism - 1 helpers), for requests of more than kMinNodesPerPart nodes.
   Extender(PolicyConfig config, const ViewStore& store, const Clock& clock,
-           std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics);
+           std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics, int parallelism = 1);
   ~Extender();
 
   Reply Filter(std::string_view body);
@@ -101,6 +105,15 @@ class Extender {
 
  private:
   struct Context;  // per-request working storage, pooled
+  struct Part;     // a slice of a request's candidates
+  struct FilterMemo;
+  // Parts are no smaller: below that a thread's hand-off costs more than it saves.
+  static constexpr std::size_t kMinNodesPerPart = 512;
+  // Resolves, evaluates and (filter) writes the rejections of part->[begin, end).
+  void EvaluatePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
+                    const ExtenderArgs& args, std::span<const std::string_view> names,
+                    const PodDemand& pod, const Runner& runner, bool filter, FilterMemo* memo,
+                    std::vector<const NodeState*>& nodes, Part* part) const;
   std::unique_ptr<Context> Acquire();
   void Release(std::unique_ptr<Context> c);
   // A verb's instruments, looked up once: With() takes a lock and builds label
@@ -125,11 +138,12 @@ class Extender {
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Context>> pool_;
+  std::size_t parallelism_ = 1;
+  std::unique_ptr<ForkJoin> workers_;
 
   // The last filter's verdicts, reused by the prioritize call that follows for the
   // same pod and view (kube-scheduler sends the survivors in the same order); its
   // candidates are what /debug/nodes reports on.
-  struct FilterMemo;
   mutable std::mutex memo_mu_;
   std::shared_ptr<const FilterMemo> memo_;
   mutable std::mutex recent_mu_;
