@@ -33,6 +33,11 @@ struct Extender::Part {
     bool unresolvable;
   };
   std::vector<Rejection> rejections;
+  // NodeNames mode: the part's survivors and FailedNodes / FailedAndUnresolvableNodes
+  // members, encoded (FilterResult's runs).
+  std::string names_json, failed_json, unresolvable_json;
+  int feasible = 0;
+  std::vector<std::pair<std::string, int>> rejected_by;  // rejections by plugin tag
 };
 
 struct Extender::Context {
@@ -214,19 +219,43 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
   runner.Evaluate(pod, mine, RunOptions{false, false}, &part->eval);
   part->reasons.clear();
   part->rejections.clear();
+  part->names_json.clear();
+  part->failed_json.clear();
+  part->unresolvable_json.clear();
+  part->feasible = 0;
+  part->rejected_by.clear();
   if (!filter) return;
   const Evaluation& eval = part->eval;
+  const bool encode = !args.has_nodes && eval.pod_status.ok();
   for (std::size_t i = begin; i < end; ++i) {
     const NodeResult& res = eval.nodes[i - begin];
     memo->feasible[i] = res.feasible() ? 1 : 0;
     memo->scores[i] = res.score;
-    if (res.feasible() || !eval.pod_status.ok()) continue;
-    // The reasons are formatted here, once, into one buffer the reply is written from.
+    if (!eval.pod_status.ok()) continue;
+    if (res.feasible()) {
+      ++part->feasible;
+      if (encode) AppendJsonListItem(names[i], &part->names_json);
+      continue;
+    }
+    // The reasons are formatted here, once, into one buffer.
+    const std::size_t at = part->reasons.size();
     part->reasons.append("tidal: ");
     res.status.AppendReason(&part->reasons);
+    const std::string_view reason = std::string_view(part->reasons).substr(at);
+    const bool unresolvable = res.status.code() == Code::kUnresolvable;
     part->rejections.push_back({static_cast<std::uint32_t>(i),
-                                static_cast<std::uint32_t>(part->reasons.size()),
-                                res.status.code() == Code::kUnresolvable});
+                                static_cast<std::uint32_t>(part->reasons.size()), unresolvable});
+    if (encode)
+      AppendJsonMember(names[i], reason,
+                       unresolvable ? &part->unresolvable_json : &part->failed_json);
+    const std::string_view label = ReasonLabel(reason.substr(7));
+    auto rb = std::find_if(part->rejected_by.begin(), part->rejected_by.end(),
+                           [&](const auto& p) { return p.first == label; });
+    if (rb == part->rejected_by.end()) {
+      part->rejected_by.emplace_back(std::string(label), 1);
+    } else {
+      ++rb->second;
+    }
   }
 }
 
@@ -353,15 +382,37 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     r.with_nodes = args.has_nodes;
     r.with_node_names = args.has_node_names || !args.has_nodes;
     std::vector<std::pair<std::string, int>> rejected_by;
+    for (std::size_t k = 0; k < part_count; ++k) {
+      const Part& part = ctx->parts[k];
+      feasible += part.feasible;
+      for (const auto& [label, count] : part.rejected_by) {
+        auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
+                               [&](const auto& p) { return p.first == label; });
+        if (rb == rejected_by.end()) {
+          rejected_by.emplace_back(label, count);
+        } else {
+          rb->second += count;
+        }
+      }
+    }
+    const bool least_loaded = feasible == 0 && pod_status.ok() &&
+                              config_.when_all_rejected == WhenAllRejected::kLeastLoaded;
     std::string pod_reason;
     if (!pod_status.ok()) {
       pod_reason = "tidal: " + pod_status.reason();
       rejected_by.emplace_back("pod", static_cast<int>(n));
       for (std::size_t i = 0; i < n; ++i) r.unresolvable.emplace_back(names[i], pod_reason);
+    } else if (!args.has_nodes && !least_loaded) {
+      // The parts' own encoding, joined.
+      for (std::size_t k = 0; k < part_count; ++k) {
+        const Part& part = ctx->parts[k];
+        r.node_names_json.push_back(part.names_json);
+        r.failed_json.push_back(part.failed_json);
+        r.unresolvable_json.push_back(part.unresolvable_json);
+      }
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         if (!m->feasible[i]) continue;
-        ++feasible;
         if (r.with_nodes) r.nodes.push_back(&args.nodes[i]);
         if (r.with_node_names) r.node_names.push_back(names[i]);
       }
@@ -374,21 +425,12 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
           dst.emplace_back(names[rej.node],
                            std::string_view(part.reasons).substr(begin, rej.end - begin));
           begin = rej.end;
-          const std::string_view label = ReasonLabel(dst.back().second.substr(7));
-          auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
-                                 [&](const auto& p) { return p.first == label; });
-          if (rb == rejected_by.end()) {
-            rejected_by.emplace_back(std::string(label), 1);
-          } else {
-            ++rb->second;
-          }
         }
       }
     }
     // Opt-in (whenAllRejected: least-loaded): rather than Pending, the least
     // loaded node rejected for load alone.
-    if (feasible == 0 && pod_status.ok() &&
-        config_.when_all_rejected == WhenAllRejected::kLeastLoaded && !r.failed.empty()) {
+    if (least_loaded && !r.failed.empty()) {
       std::size_t best = n;
       for (std::size_t i = 0; i < n; ++i) {
         if (result(i).status.code() != Code::kUnfit || !nodes[i]->metrics_known) continue;

@@ -392,6 +392,28 @@ void AppendJsonString(std::string_view text, std::string* out) {
   WriteJsonString(out->data() + at, text, size);
 }
 
+void AppendJsonListItem(std::string_view text, std::string* run) {
+  const std::size_t size = JsonStringSize(text);
+  const std::size_t at = run->size();
+  const std::size_t comma = at == 0 ? 0 : 1;
+  run->resize(at + comma + size);
+  char* p = run->data() + at;
+  if (comma) *p++ = ',';
+  WriteJsonString(p, text, size);
+}
+
+void AppendJsonMember(std::string_view key, std::string_view value, std::string* run) {
+  const std::size_t key_size = JsonStringSize(key), value_size = JsonStringSize(value);
+  const std::size_t at = run->size();
+  const std::size_t comma = at == 0 ? 0 : 1;
+  run->resize(at + comma + key_size + 1 + value_size);
+  char* p = run->data() + at;
+  if (comma) *p++ = ',';
+  p = WriteJsonString(p, key, key_size);
+  *p++ = ':';
+  WriteJsonString(p, value, value_size);
+}
+
 struct ArgsDecoder::Impl {
   od::parser parser;
   simdjson::dom::parser validator;  // of the nodes echoed back
@@ -569,10 +591,23 @@ void EncodeFilterResult(const FilterResult& r, std::string* out) {
   for (const auto& n : r.node_names) count(n);
   for (const auto& [n, why] : r.failed) count(n), count(why);
   for (const auto& [n, why] : r.unresolvable) count(n), count(why);
+  for (const auto* runs : {&r.node_names_json, &r.failed_json, &r.unresolvable_json})
+    for (const auto run : *runs) total += run.size() + 1;
   out->resize(total);
   char* p = out->data();
   std::size_t k = 0;
   const auto string = [&](std::string_view text) { p = WriteJsonString(p, text, sizes[k++]); };
+  // The encoded runs after `entries` written entries, each after a comma but the first.
+  const auto runs = [&](const std::vector<std::string_view>& encoded, std::size_t entries) {
+    bool first = entries == 0;
+    for (const auto run : encoded) {
+      if (run.empty()) continue;
+      if (!first) *p++ = ',';
+      first = false;
+      std::memcpy(p, run.data(), run.size());
+      p += run.size();
+    }
+  };
   p = WriteLiteral(p, "{\"Nodes\":");
   if (r.with_nodes) {
     p = WriteLiteral(p, "{\"metadata\":{},\"items\":[");
@@ -592,11 +627,12 @@ void EncodeFilterResult(const FilterResult& r, std::string* out) {
       if (i) *p++ = ',';
       string(r.node_names[i]);
     }
+    runs(r.node_names_json, r.node_names.size());
     *p++ = ']';
   } else {
     p = WriteLiteral(p, "null");
   }
-  const auto map = [&](const auto& entries) {
+  const auto map = [&](const auto& entries, const std::vector<std::string_view>& encoded) {
     *p++ = '{';
     for (std::size_t i = 0; i < entries.size(); ++i) {
       if (i) *p++ = ',';
@@ -604,12 +640,13 @@ void EncodeFilterResult(const FilterResult& r, std::string* out) {
       *p++ = ':';
       string(entries[i].second);
     }
+    runs(encoded, entries.size());
     *p++ = '}';
   };
   p = WriteLiteral(p, ",\"FailedNodes\":");
-  map(r.failed);
+  map(r.failed, r.failed_json);
   p = WriteLiteral(p, ",\"FailedAndUnresolvableNodes\":");
-  map(r.unresolvable);
+  map(r.unresolvable, r.unresolvable_json);
   p = WriteLiteral(p, ",\"Error\":");
   p = WriteJsonString(p, r.error, JsonStringSize(r.error));
   *p++ = '}';

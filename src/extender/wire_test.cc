@@ -206,6 +206,25 @@ TEST(Wire, EncodesWhatKubeSchedulerReads) {
       out,
       R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})");
 
+  // Runs encoded apart (by parts of a request) join the entries with one comma
+  // each, empty runs leave none.
+  std::string names_run, failed_run, unresolvable_run;
+  AppendJsonListItem("n5", &names_run);
+  AppendJsonListItem("n\"6", &names_run);
+  AppendJsonMember("n7", "tidal: why\n", &failed_run);
+  AppendJsonMember("n8", "tidal: other", &failed_run);
+  AppendJsonMember("n9", "tidal: never", &unresolvable_run);
+  FilterResult runs;
+  runs.with_node_names = true;
+  runs.node_names = {"n4"};
+  runs.node_names_json = {"", names_run, ""};
+  runs.failed_json = {failed_run, "", std::string_view(failed_run).substr(0, failed_run.find(','))};
+  runs.unresolvable_json = {"", unresolvable_run};
+  EncodeFilterResult(runs, &out);
+  EXPECT_EQ(out, R"({"Nodes":null,"NodeNames":["n4","n5","n\"6"],)"
+                 R"("FailedNodes":{"n7":"tidal: why\n","n8":"tidal: other","n7":"tidal: why\n"},)"
+                 R"("FailedAndUnresolvableNodes":{"n9":"tidal: never"},"Error":""})");
+
   EncodeHostPriorityList({{"myhost", 1}, {"b\"q", 10}}, &out);
   EXPECT_EQ(out, R"([{"Host":"myhost","Score":1},{"Host":"b\"q","Score":10}])");
   EXPECT_EQ(nlohmann::json::parse(out)[0], nlohmann::json::parse(Sample("HostPriority.json")));

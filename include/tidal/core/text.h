@@ -1,5 +1,6 @@
 #pragma once
 // Text helpers for messages about user input.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -39,8 +40,8 @@ inline bool SameBytes(std::string_view a, std::string_view b) {
 }
 
 // A list of strings in one buffer: thousands of node names cost two allocations
-// (kept when cleared), are appended without a per-string capacity check, and copy
-// as two blocks. Copies stay valid (it holds offsets, not pointers).
+// (kept when cleared) and are appended without a per-string resize. Copies stay
+// valid (it holds offsets, not pointers).
 class StringList {
  public:
   std::size_t size() const { return ends_.size(); }
@@ -50,18 +51,20 @@ class StringList {
     return std::string_view(bytes_.data() + begin, ends_[i] - begin);
   }
   // Every string, back to back.
-  std::string_view bytes() const { return bytes_; }
+  std::string_view bytes() const { return std::string_view(bytes_.data(), used_); }
   void push_back(std::string_view s) {
-    bytes_.append(s);
-    ends_.push_back(static_cast<std::uint32_t>(bytes_.size()));
+    if (s.size() > bytes_.size() - used_) Grow(s.size());
+    if (!s.empty()) std::memcpy(bytes_.data() + used_, s.data(), s.size());
+    used_ += static_cast<std::uint32_t>(s.size());
+    ends_.push_back(used_);
   }
   void clear() {
-    bytes_.clear();
+    used_ = 0;
     ends_.clear();
   }
   void reserve(std::size_t strings, std::size_t bytes) {
     ends_.reserve(strings);
-    bytes_.reserve(bytes);
+    if (bytes > bytes_.size()) bytes_.resize(bytes);
   }
   std::vector<std::string> Strings() const {
     std::vector<std::string> out;
@@ -71,7 +74,9 @@ class StringList {
   }
 
  private:
-  std::string bytes_;
+  void Grow(std::size_t more) { bytes_.resize(std::max(2 * bytes_.size(), used_ + more + 64)); }
+  std::string bytes_;  // [0, used_) holds the strings; the rest is room to grow
+  std::uint32_t used_ = 0;
   std::vector<std::uint32_t> ends_;  // offsets past each string; under 4 GiB in all
 };
 

@@ -72,9 +72,18 @@ struct FilterResult {
   // Node name and reason; the texts are the caller's, alive until encoded.
   std::vector<std::pair<std::string_view, std::string_view>> failed;
   std::vector<std::pair<std::string_view, std::string_view>> unresolvable;
+  // Runs already encoded (by the threads that decided on parts of the nodes,
+  // with AppendJsonListItem and AppendJsonMember): written after the entries
+  // above, in order; empty runs are skipped.
+  std::vector<std::string_view> node_names_json, failed_json, unresolvable_json;
   std::string error;
 };
 void EncodeFilterResult(const FilterResult& r, std::string* out);
+// Appends `text` as a JSON string to a comma-separated run (the comma first
+// unless the run is empty).
+void AppendJsonListItem(std::string_view text, std::string* run);
+// Appends the member "key":"value" to a comma-separated run.
+void AppendJsonMember(std::string_view key, std::string_view value, std::string* run);
 
 struct HostPriority {
   std::string_view host;
