@@ -299,13 +299,11 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
 
   // Candidates: the Node objects when sent (they carry labels and allocatable), else names.
   auto& names = ctx->names;
-  names.clear();
-  if (args.has_nodes) {
-    for (const auto& n : args.nodes) names.push_back(n.name);
-  } else {
-    for (std::size_t i = 0; i < args.node_names.size(); ++i) names.push_back(args.node_names[i]);
-  }
-  const std::size_t n = names.size();
+  const std::size_t n = args.has_nodes ? args.nodes.size() : args.node_names.size();
+  names.resize(n);
+  std::string_view* name = names.data();  // not push_back: its end pointer stays in memory
+  for (std::size_t i = 0; i < n; ++i)
+    name[i] = args.has_nodes ? std::string_view(args.nodes[i].name) : args.node_names[i];
 
   // Prioritize right after filter for the same pod and view: reuse its verdicts.
   std::shared_ptr<const FilterMemo> memo;
@@ -337,7 +335,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   // The nodes are resolved, evaluated and (filter) their verdicts written in parts,
   // side by side on the pool's threads when the request is large.
   const std::size_t part_size =
-      std::max(kMinNodesPerPart, (n + 2 * parallelism_ - 1) / (2 * parallelism_));
+      std::max(kMinNodesPerPart, (n + 4 * parallelism_ - 1) / (4 * parallelism_));
   const std::size_t part_count = n == 0 ? 1 : (n + part_size - 1) / part_size;
   auto& nodes = ctx->nodes;
   nodes.resize(n);
