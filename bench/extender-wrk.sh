@@ -8,6 +8,7 @@
 # A real Prometheus scrapes one static exposition with NODES agents' series
 # (honor_labels keeps their node label), so the extender decides on live
 # metrics, not in fallback. Prints p50, p99 and requests/s for both.
+# PARALLELISM sets `tidal serve --parallelism` (default 0: the cores, up to 4).
 set -euo pipefail
 build=${1:?usage: bench/extender-wrk.sh BUILD_DIR [SECONDS] [CONNECTIONS] [NODES]}
 seconds=${2:-20}
@@ -45,7 +46,8 @@ pids+=($!)
 serve_port=$(port)
 printf 'metricCacheTTL: 5s\n' >"$work/tidal.yaml"
 "$tidal" serve --listen "127.0.0.1:$serve_port" --config "$work/tidal.yaml" \
-  --prometheus "http://127.0.0.1:$prom_port" --threads "$conns" --log-level warn >"$work/serve.log" 2>&1 &
+  --prometheus "http://127.0.0.1:$prom_port" --threads "$conns" --parallelism "${PARALLELISM:-0}" \
+  --log-level warn >"$work/serve.log" 2>&1 &
 pids+=($!)
 
 echo "waiting for the extender to see $nodes nodes..."

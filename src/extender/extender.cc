@@ -383,13 +383,13 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     for (std::size_t k = 0; k < part_count; ++k) {
       const Part& part = ctx->parts[k];
       feasible += part.feasible;
-      for (const auto& [label, count] : part.rejected_by) {
+      for (const auto& by : part.rejected_by) {
         auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
-                               [&](const auto& p) { return p.first == label; });
+                               [&](const auto& p) { return p.first == by.first; });
         if (rb == rejected_by.end()) {
-          rejected_by.emplace_back(label, count);
+          rejected_by.push_back(by);
         } else {
-          rb->second += count;
+          rb->second += by.second;
         }
       }
     }
