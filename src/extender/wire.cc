@@ -414,9 +414,43 @@ void AppendJsonMember(std::string_view key, std::string_view value, std::string*
   WriteJsonString(p, value, value_size);
 }
 
+namespace {
+// The end of a JSON string's contents that start at `p` (just past the opening
+// quote; stage 1 has checked that the string is closed, UTF-8 and free of raw
+// control bytes), and whether they hold an escape. Reads 16 bytes at a time:
+// the input buffer is padded (SIMDJSON_PADDING) past its end.
+const char* StringEnd(const char* p, bool* escaped) {
+#if defined(__SSE2__)
+  for (;; p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const int quote = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+    const int slash = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+    if ((quote | slash) == 0) continue;
+    const int first = __builtin_ctz(static_cast<unsigned>(quote | slash));
+    if (quote & (1 << first)) {
+      *escaped = false;
+      return p + first;
+    }
+    break;  // an escape comes first
+  }
+#endif
+  // With escapes (or without SSE2): the first quote not escaped.
+  *escaped = false;
+  for (;; ++p) {
+    if (*p == '\\') {
+      *escaped = true;
+      ++p;
+    } else if (*p == '"') {
+      return p;
+    }
+  }
+}
+}  // namespace
+
 struct ArgsDecoder::Impl {
   od::parser parser;
-  simdjson::dom::parser validator;  // of the nodes echoed back
+  simdjson::dom::parser validator;  // of the nodes echoed back, and names with escapes
+  std::string quoted;               // a name with escapes, to unescape
   std::unique_ptr<char[]> buffer;
   std::size_t capacity = 0;
   Status Decode(std::string_view body, const DecodeOptions& options, ExtenderArgs* out);
@@ -530,7 +564,22 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
         od::value v;
         std::string_view name;
         if (const auto err = std::move(e).get(v)) return NotJson(err);
-        if (const auto err = v.get_string().get(name); err && !WrongType(err)) return NotJson(err);
+        // A name without escapes is read where it is, not copied to be unescaped;
+        // one with escapes is unescaped by a DOM parse of the string alone.
+        od::raw_json_string raw;
+        if (const auto err = v.get_raw_json_string().get(raw); err && !WrongType(err))
+          return NotJson(err);
+        if (raw.raw() != nullptr) {
+          bool escaped = false;
+          const char* end = StringEnd(raw.raw(), &escaped);
+          name = std::string_view(raw.raw(), static_cast<std::size_t>(end - raw.raw()));
+          if (escaped) {
+            quoted.assign(1, '"').append(name).push_back('"');
+            simdjson::dom::element unescaped;
+            if (const auto err = validator.parse(quoted).get(unescaped)) return NotJson(err);
+            if (const auto err = unescaped.get_string().get(name)) return NotJson(err);
+          }
+        }
         if (name.empty())
           return Status::Error(
               fmt::format("NodeNames[{}]: expected a non-empty string", out->node_names.size()));

@@ -182,6 +182,42 @@ TEST(Wire, AReusedDecoderKeepsNothingOfTheLastRequest) {
   EXPECT_EQ(a.node_names.size(), 3u);
 }
 
+// Names are read from their tokens when they have no escapes, unescaped when they
+// do; spaces around them are not part of them; a name that is not a string is an error.
+TEST(Wire, NodeNamesWithAndWithoutEscapes) {
+  struct Case {
+    const char* name;
+    std::string names_json;
+    std::vector<std::string> want;  // empty: an error
+  };
+  const Case cases[] = {
+      {"plain", R"(["n1","gpu-node-2"])", {"n1", "gpu-node-2"}},
+      {"spaces and newlines between tokens", "[ \"n1\" ,\n\t\"n2\"\r\n ]", {"n1", "n2"}},
+      {"escaped quote", R"(["a\"b","c"])", {"a\"b", "c"}},
+      {"escaped backslash last", R"(["a\\"])", {"a\\"}},
+      {"unicode escape", R"(["\u00e9t\u00e9"])", {"\u00e9t\u00e9"}},
+      {"raw UTF-8", R"(["ノード"])", {"ノード"}},
+      {"a number", R"(["n1",7])", {}},
+      {"empty", R"(["n1",""])", {}},
+      {"null", R"([null])", {}},
+  };
+  ArgsDecoder decoder;
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ExtenderArgs a;
+    const std::string body =
+        R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":)" + tc.names_json + "}";
+    const Status s = decoder.Decode(body, {}, &a);
+    if (tc.want.empty()) {
+      EXPECT_FALSE(s.ok());
+      EXPECT_NE(s.reason().find("NodeNames["), std::string::npos) << s.reason();
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << s.reason();
+    EXPECT_EQ(a.node_names.Strings(), tc.want);
+  }
+}
+
 TEST(Wire, EncodesWhatKubeSchedulerReads) {
   WireNode n1{"n1", {}, 4, 0, 0, R"({"metadata":{"name":"n1"}})"};
   FilterResult r;

@@ -13,7 +13,9 @@ inline constexpr std::int64_t kMaxExtenderPriority = 10;
 // outputs, so ties keep the order kube-scheduler gave.
 inline std::int64_t ToExtenderPriority(double score) {
   if (!(score >= 0)) return 0;
-  return std::min<std::int64_t>(kMaxExtenderPriority, static_cast<std::int64_t>(std::floor(score / 10.0 + 0.5)));
+  if (score >= 95) return kMaxExtenderPriority;
+  // score / 10 + 0.5 is in [0.5, 10) here: truncation is the floor, without a call.
+  return static_cast<std::int64_t>(score / 10.0 + 0.5);
 }
 
 }  // namespace tidal
