@@ -313,17 +313,19 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   }
   if (memo && memo->generation == view->generation && memo->stage == stage &&
       memo->pod_key == pod.Key() && memo->pod_uid == pod.uid) {
-    std::vector<HostPriority> list;
-    list.reserve(n);
+    std::vector<HostPriority> list(n);
     std::size_t j = 0;
     bool all_found = true;
+    // kube-scheduler sends the filter's survivors, in its order: only those are
+    // compared (a node the filter rejected is not found, and evaluated again below).
     for (std::size_t i = 0; i < n && all_found; ++i) {
-      while (j < memo->size() && !SameBytes(memo->Name(j), names[i])) ++j;
+      while (j < memo->size() && (!memo->feasible[j] || !SameBytes(memo->Name(j), names[i]))) ++j;
       if (j == memo->size()) {
         all_found = false;
         break;
       }
-      list.push_back({names[i], memo->feasible[j] ? ToExtenderPriority(memo->scores[j]) : 0});
+      list[i] = {names[i], ToExtenderPriority(memo->scores[j])};
+      ++j;
     }
     if (all_found) {
       EncodeHostPriorityList(list, &reply.body);
