@@ -84,9 +84,12 @@ void ForkJoin::Help() {
     // Poll for a while, then sleep until a new job or the end.
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
     std::uint32_t generation = static_cast<std::uint32_t>(ticket_.load() >> 32);
-    for (int polls = 0; generation == seen && !stopping_.load(std::memory_order_relaxed); ++polls) {
-      Pause();
-      if ((polls & 63) == 63 && std::chrono::steady_clock::now() > until) break;
+    for (int polls = 0;
+         spin_us_ > 0 && generation == seen && !stopping_.load(std::memory_order_relaxed);
+         ++polls) {
+      // Yield rather than spin: a thread with work (another request's) runs first.
+      std::this_thread::yield();
+      if ((polls & 7) == 7 && std::chrono::steady_clock::now() > until) break;
       generation = static_cast<std::uint32_t>(ticket_.load(std::memory_order_acquire) >> 32);
     }
     if (generation == seen) {

@@ -268,6 +268,12 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return reply;
   };
+  // Requests being decided now, this one included.
+  struct InFlight {
+    std::atomic<int>& n;
+    explicit InFlight(std::atomic<int>& count) : n(count) { n.fetch_add(1); }
+    ~InFlight() { n.fetch_sub(1); }
+  } in_flight(in_flight_);
   auto ctx = Acquire();
   Reply reply;
   Status s = ctx->decoder.Decode(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);
@@ -366,7 +372,14 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     part.end = std::min(n, part.begin + part_size);
     EvaluatePart(view.get(), index, now, args, names, pod, runner, filter, m.get(), nodes, &part);
   };
-  workers_->Run(static_cast<int>(part_count), run_part);
+  // The helpers only for a request decided alone: when requests overlap (a burst,
+  // several schedulers) the cores are already busy, and a part waiting for a
+  // helper that another request's thread has displaced is only later.
+  if (in_flight_.load(std::memory_order_relaxed) == 1) {
+    workers_->Run(static_cast<int>(part_count), run_part);
+  } else {
+    for (std::size_t k = 0; k < part_count; ++k) run_part(static_cast<int>(k));
+  }
   const auto result = [&](std::size_t i) -> const NodeResult& {
     const Part& part = ctx->parts[i / part_size];
     return part.eval.nodes[i - part.begin];

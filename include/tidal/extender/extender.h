@@ -140,6 +140,7 @@ class Extender {
   std::vector<std::unique_ptr<Context>> pool_;
   std::size_t parallelism_ = 1;
   std::unique_ptr<ForkJoin> workers_;
+  std::atomic<int> in_flight_{0};  // requests being decided
 
   // The last filter's verdicts, reused by the prioritize call that follows for the
   // same pod and view (kube-scheduler sends the survivors in the same order); its
