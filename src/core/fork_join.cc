@@ -17,7 +17,8 @@ inline void Pause() {
 }
 }  // namespace
 
-ForkJoin::ForkJoin(int helpers, int spin_us) : spin_us_(spin_us) {
+ForkJoin::ForkJoin(int helpers, int spin_us, int prepare_us)
+    : spin_us_(spin_us), prepare_us_(prepare_us) {
   for (int i = 0; i < helpers; ++i) threads_.emplace_back([this] { Help(); });
 }
 
@@ -78,26 +79,48 @@ void ForkJoin::Run(int parts, const std::function<void(int)>& fn) {
   if (error_) std::rethrow_exception(error_);
 }
 
+void ForkJoin::Prepare() {
+  if (threads_.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(sleep_mu_);
+    ++prepared_;
+  }
+  wake_.notify_all();
+}
+
+std::uint32_t ForkJoin::PollForJob(std::uint32_t seen, int poll_us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(poll_us);
+  auto generation = static_cast<std::uint32_t>(ticket_.load(std::memory_order_acquire) >> 32);
+  for (int polls = 0; generation == seen && !stopping_.load(std::memory_order_relaxed); ++polls) {
+    // Yield rather than spin: a thread with work (another request's) runs first.
+    std::this_thread::yield();
+    if ((polls & 7) == 7 && std::chrono::steady_clock::now() > until) break;
+    generation = static_cast<std::uint32_t>(ticket_.load(std::memory_order_acquire) >> 32);
+  }
+  return generation;
+}
+
 void ForkJoin::Help() {
   std::uint32_t seen = 0;
+  std::uint64_t seen_prepared = 0;
   for (;;) {
-    // Poll for a while, then sleep until a new job or the end.
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
-    std::uint32_t generation = static_cast<std::uint32_t>(ticket_.load() >> 32);
-    for (int polls = 0;
-         spin_us_ > 0 && generation == seen && !stopping_.load(std::memory_order_relaxed);
-         ++polls) {
-      // Yield rather than spin: a thread with work (another request's) runs first.
-      std::this_thread::yield();
-      if ((polls & 7) == 7 && std::chrono::steady_clock::now() > until) break;
-      generation = static_cast<std::uint32_t>(ticket_.load(std::memory_order_acquire) >> 32);
-    }
+    std::uint32_t generation = spin_us_ > 0 ? PollForJob(seen, spin_us_)
+                                            : static_cast<std::uint32_t>(ticket_.load() >> 32);
     if (generation == seen) {
-      std::unique_lock<std::mutex> lock(sleep_mu_);
-      wake_.wait(lock,
-                 [&] { return stop_ || static_cast<std::uint32_t>(ticket_.load() >> 32) != seen; });
-      if (stop_) return;
+      {
+        // Sleep until a job, a Prepare or the end.
+        std::unique_lock<std::mutex> lock(sleep_mu_);
+        wake_.wait(lock, [&] {
+          return stop_ || prepared_ != seen_prepared ||
+                 static_cast<std::uint32_t>(ticket_.load() >> 32) != seen;
+        });
+        if (stop_) return;
+        seen_prepared = prepared_;
+      }
       generation = static_cast<std::uint32_t>(ticket_.load() >> 32);
+      // Woken ahead of a job: wait for it awake, for a while.
+      if (generation == seen) generation = PollForJob(seen, prepare_us_);
+      if (generation == seen) continue;  // none came
     }
     if (stopping_.load()) return;
     seen = generation;

@@ -71,6 +71,33 @@ TEST(ForkJoin, ConcurrentRunsEachGetEveryPart) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// Prepare wakes the helpers ahead of a job; with or without the job following,
+// every job still runs each part once and the pool still stops.
+TEST(ForkJoin, PreparedHelpersTakeTheNextJobOrGoBackToSleep) {
+  struct Case {
+    const char* name;
+    int prepare_us;
+    bool run_after;
+  };
+  const Case cases[] = {
+      {"job follows", 100000, true},
+      {"no job: back to sleep at once", 0, false},
+      {"no job within the wait", 200, false},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ForkJoin pool(2, 0, tc.prepare_us);
+    for (int round = 0; round < 20; ++round) {
+      pool.Prepare();
+      if (!tc.run_after) std::this_thread::sleep_for(std::chrono::microseconds(300));
+      std::vector<std::atomic<int>> runs(5);
+      pool.Run(5, [&](int part) { runs[part].fetch_add(1); });
+      for (int p = 0; p < 5; ++p) ASSERT_EQ(runs[p].load(), 1) << "part " << p;
+    }
+    pool.Prepare();  // and destroyed while the helpers wait awake
+  }
+}
+
 TEST(ForkJoin, RethrowsAPartsException) {
   ForkJoin pool(2, 0);
   std::atomic<int> finished{0};

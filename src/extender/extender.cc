@@ -274,6 +274,11 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     explicit InFlight(std::atomic<int>& count) : n(count) { n.fetch_add(1); }
     ~InFlight() { n.fetch_sub(1); }
   } in_flight(in_flight_);
+  // A large filter request decided alone will want the helpers: they wake now,
+  // while it is decoded, rather than when its parts are ready.
+  if (filter && parallelism_ > 1 && body.size() >= kPrepareBytes &&
+      in_flight_.load(std::memory_order_relaxed) == 1)
+    workers_->Prepare();
   auto ctx = Acquire();
   Reply reply;
   Status s = ctx->decoder.Decode(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);

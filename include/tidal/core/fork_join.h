@@ -21,7 +21,9 @@ class ForkJoin {
   // saves the wake-up (tens of microseconds) to back-to-back jobs, but under
   // load a polling helper takes CPU from threads with work: with 4 connections
   // on 2 cores it cost the extender a quarter of its requests per second.
-  explicit ForkJoin(int helpers, int spin_us = 0);
+  // After Prepare, sleeping helpers wake and wait for the next job awake, for up
+  // to `prepare_us`.
+  explicit ForkJoin(int helpers, int spin_us = 0, int prepare_us = 1000);
   ~ForkJoin();
   ForkJoin(const ForkJoin&) = delete;
   ForkJoin& operator=(const ForkJoin&) = delete;
@@ -33,9 +35,16 @@ class ForkJoin {
   // rethrown here (the first one). While another Run holds the helpers, the
   // caller runs every part itself rather than wait (as for parts > 65 535).
   void Run(int parts, const std::function<void(int)>& fn);
+  // A job is coming: wakes the sleeping helpers now, so that the wake-up (tens of
+  // microseconds, more on a VM whose idle vCPU is halted) overlaps the caller's
+  // work before Run instead of delaying the job.
+  void Prepare();
 
  private:
   void Help();
+  // Polls (yielding) until job generation `seen` is over or `poll_us` passed;
+  // returns the generation then.
+  std::uint32_t PollForJob(std::uint32_t seen, int poll_us);
   // Claims a part of job `generation`; -1 once none is left or the job is over.
   int Claim(std::uint32_t generation);
   void RunPart(int part);
@@ -51,9 +60,10 @@ class ForkJoin {
 
   std::mutex sleep_mu_;
   std::condition_variable wake_;
-  bool stop_ = false;  // under sleep_mu_
+  bool stop_ = false;           // under sleep_mu_
+  std::uint64_t prepared_ = 0;  // Prepare calls; under sleep_mu_
   std::atomic<bool> stopping_{false};
-  int spin_us_;
+  int spin_us_, prepare_us_;
   std::vector<std::thread> threads_;
 };
 

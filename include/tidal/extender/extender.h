@@ -109,6 +109,9 @@ class Extender {
   struct FilterMemo;
   // Parts are no smaller: below that a thread's hand-off costs more than it saves.
   static constexpr std::size_t kMinNodesPerPart = 512;
+  // A filter body from this size on (about 512 names) wakes the helpers before
+  // it is decoded.
+  static constexpr std::size_t kPrepareBytes = 8 << 10;
   // Resolves, evaluates and (filter) writes the rejections of part->[begin, end).
   void EvaluatePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
                     const ExtenderArgs& args, std::span<const std::string_view> names,
