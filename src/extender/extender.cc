@@ -53,8 +53,6 @@ struct Extender::FilterMemo {
   std::uint64_t generation = 0;
   int stage = 0;
   StringList names;  // every candidate, in request order
-  std::size_t size() const { return names.size(); }
-  std::string_view Name(std::size_t j) const { return names[j]; }
   std::vector<char> feasible;
   std::vector<double> scores;
 };
@@ -67,6 +65,18 @@ std::string_view ReasonLabel(std::string_view reason) {
   const auto colon = reason.find(':');
   if (colon == std::string_view::npos || colon > 24) return "other";
   return reason.substr(0, colon);
+}
+
+// Adds `count` rejections by plugin tag `label` (a handful of tags: a list).
+void CountRejections(std::string_view label, int count,
+                     std::vector<std::pair<std::string, int>>* by_label) {
+  auto it = std::find_if(by_label->begin(), by_label->end(),
+                         [&](const auto& p) { return p.first == label; });
+  if (it == by_label->end()) {
+    by_label->emplace_back(std::string(label), count);
+  } else {
+    it->second += count;
+  }
 }
 
 void MakeUnknown(NodeState* n) {
@@ -248,14 +258,7 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
     if (encode)
       AppendJsonMember(names[i], reason,
                        unresolvable ? &part->unresolvable_json : &part->failed_json);
-    const std::string_view label = ReasonLabel(reason.substr(7));
-    auto rb = std::find_if(part->rejected_by.begin(), part->rejected_by.end(),
-                           [&](const auto& p) { return p.first == label; });
-    if (rb == part->rejected_by.end()) {
-      part->rejected_by.emplace_back(std::string(label), 1);
-    } else {
-      ++rb->second;
-    }
+    CountRejections(ReasonLabel(reason.substr(7)), 1, &part->rejected_by);
   }
 }
 
@@ -330,8 +333,9 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     // kube-scheduler sends the filter's survivors, in its order: only those are
     // compared (a node the filter rejected is not found, and evaluated again below).
     for (std::size_t i = 0; i < n && all_found; ++i) {
-      while (j < memo->size() && (!memo->feasible[j] || !SameBytes(memo->Name(j), names[i]))) ++j;
-      if (j == memo->size()) {
+      while (j < memo->names.size() && (!memo->feasible[j] || !SameBytes(memo->names[j], names[i])))
+        ++j;
+      if (j == memo->names.size()) {
         all_found = false;
         break;
       }
@@ -403,15 +407,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     for (std::size_t k = 0; k < part_count; ++k) {
       const Part& part = ctx->parts[k];
       feasible += part.feasible;
-      for (const auto& by : part.rejected_by) {
-        auto rb = std::find_if(rejected_by.begin(), rejected_by.end(),
-                               [&](const auto& p) { return p.first == by.first; });
-        if (rb == rejected_by.end()) {
-          rejected_by.push_back(by);
-        } else {
-          rb->second += by.second;
-        }
-      }
+      for (const auto& [label, count] : part.rejected_by)
+        CountRejections(label, count, &rejected_by);
     }
     const bool least_loaded = feasible == 0 && pod_status.ok() &&
                               config_.when_all_rejected == WhenAllRejected::kLeastLoaded;
@@ -529,7 +526,7 @@ std::size_t Extender::NodesNotRequested(const ClusterView& view) const {
   }
   if (!candidates || !view.snapshot) return 0;
   std::unordered_set<std::string_view> asked;
-  for (std::size_t j = 0; j < candidates->size(); ++j) asked.insert(candidates->Name(j));
+  for (std::size_t j = 0; j < candidates->names.size(); ++j) asked.insert(candidates->names[j]);
   std::size_t n = 0;
   for (const auto& [name, m] : view.snapshot->nodes) n += asked.count(name) ? 0 : 1;
   return n;
@@ -552,8 +549,8 @@ std::string Extender::DebugNodes() const {
   std::unordered_set<std::string> asked;
   auto& without = j["nodesWithoutSeries"] = nlohmann::json::array();
   if (candidates) {
-    for (std::size_t c = 0; c < candidates->size(); ++c) {
-      const std::string name(candidates->Name(c));
+    for (std::size_t c = 0; c < candidates->names.size(); ++c) {
+      const std::string name(candidates->names[c]);
       if (!view->nodes->count(name)) without.push_back(name);
       asked.insert(name);
     }
