@@ -13,6 +13,7 @@ set -euo pipefail
 build=${1:?usage: bench/extender-wrk.sh BUILD_DIR [SECONDS] [CONNECTIONS] [NODES]}
 seconds=${2:-20}
 conns=${3:-8}
+wrk_threads=$(( conns < 2 ? 1 : 2 ))
 nodes=${4:-1000}
 tidal="$build/src/cli/tidal"
 [ -x "$tidal" ] || { echo "no $tidal: build first" >&2; exit 1; }
@@ -30,7 +31,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 /usr/bin/python3 "$(dirname "$0")/gen_payloads.py" "$work" "$nodes"
 
 exporter_port=$(port)
-(cd "$work" && exec /usr/bin/python3 -m http.server "$exporter_port" --bind 127.0.0.1 >/dev/null 2>&1) &
+(cd "$work" && exec chrt --idle 0 /usr/bin/python3 -m http.server "$exporter_port" --bind 127.0.0.1 >/dev/null 2>&1) &
 pids+=($!)
 prom_port=$(port)
 cat > "$work/prometheus.yml" <<YML
@@ -40,7 +41,7 @@ scrape_configs:
     honor_labels: true
     static_configs: [{targets: ['127.0.0.1:$exporter_port']}]
 YML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+chrt --idle 0 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
   --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
 pids+=($!)
 serve_port=$(port)
@@ -99,7 +100,7 @@ end
 LUA
 cat "$work/post.lua" "$work/report.lua" > "$work/tidal.lua"
 
-echo "response: $(wc -c <"$work/response.json") bytes, request: $(wc -c <"$work/prioritize.json") bytes; $seconds s, $conns connections, 2 threads"
-tidal_line=$(wrk -t2 -c"$conns" -d"${seconds}s" -s "$work/tidal.lua" "http://127.0.0.1:$serve_port/prioritize" | grep RESULT)
-nginx_line=$(wrk -t2 -c"$conns" -d"${seconds}s" -s "$work/report.lua" "http://127.0.0.1:$nginx_port/response.json" | grep RESULT)
+echo "response: $(wc -c <"$work/response.json") bytes, request: $(wc -c <"$work/prioritize.json") bytes; $seconds s, $conns connections, $wrk_threads wrk threads"
+tidal_line=$(wrk -t"$wrk_threads" -c"$conns" -d"${seconds}s" -s "$work/tidal.lua" "http://127.0.0.1:$serve_port/prioritize" | grep RESULT)
+nginx_line=$(wrk -t"$wrk_threads" -c"$conns" -d"${seconds}s" -s "$work/report.lua" "http://127.0.0.1:$nginx_port/response.json" | grep RESULT)
 printf '%-28s %s\n' "tidal serve /prioritize" "${tidal_line#RESULT }" "nginx static (same size)" "${nginx_line#RESULT }"

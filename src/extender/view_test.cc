@@ -98,5 +98,26 @@ TEST(NodeIndex, CopiedViewWithOtherMapsIgnoresTheOldIndex) {
   EXPECT_EQ(store.Load()->Find("new")->allocatable_gpus, 2);
 }
 
+// A request that still reads the replaced view must not be the one that frees it:
+// the store keeps it until the next publish, which frees it on the publisher.
+TEST(ViewStore, AReplacedViewIsFreedByTheNextPublishNotByItsLastReader) {
+  ViewStore store;
+  auto first = std::make_shared<ClusterView>();
+  first->generation = 1;
+  store.Publish(first);
+  std::weak_ptr<const ClusterView> watch_first = store.Load();
+  first.reset();
+  {
+    auto reader = store.Load();  // a request reading the first view
+    auto second = std::make_shared<ClusterView>();
+    second->generation = 2;
+    store.Publish(second);
+  }  // the reader is done: the last reference outside the store went here
+  EXPECT_FALSE(watch_first.expired()) << "freed by the reader";
+  EXPECT_EQ(store.Load()->generation, 2u);
+  store.Publish(std::make_shared<ClusterView>());
+  EXPECT_TRUE(watch_first.expired()) << "kept after the next publish";
+}
+
 }  // namespace
 }  // namespace tidal::extender

@@ -137,13 +137,23 @@ class ViewStore {
       indexed->index = std::make_shared<const NodeIndex>(indexed->nodes, indexed->reserved);
       v = std::move(indexed);
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    view_.swap(v);  // the old view is released after the lock, by `v`
+    std::lock_guard<std::mutex> publish(publish_mu_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      view_.swap(v);
+    }
+    // The view just replaced may still be in a request's hands, and whoever drops
+    // the last reference frees it (a 1 000-node view takes milliseconds): keep it
+    // until the next publish, so that it is freed here, by the publisher, not by a
+    // request that happened to be reading it.
+    retired_.swap(v);
   }
 
  private:
   mutable std::mutex mu_;
   std::shared_ptr<const ClusterView> view_;
+  std::mutex publish_mu_;  // publishers only: orders the retired slot's swaps
+  std::shared_ptr<const ClusterView> retired_;
 };
 
 // Node infos learned from `Nodes` payloads (and, with the API watch, from the
