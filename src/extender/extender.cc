@@ -49,10 +49,13 @@ struct Extender::Context {
 };
 
 struct Extender::FilterMemo {
-  std::string pod_key, pod_uid;
+  std::string pod_json;  // the Pod as sent: the same bytes are the same demand
   std::uint64_t generation = 0;
   int stage = 0;
   StringList names;  // every candidate, in request order
+  // NodeNames mode: the NodeNames array the filter answered with, as encoded.
+  // kube-scheduler sends the survivors to prioritize in that order, as that array.
+  std::string survivors_json;
   std::vector<char> feasible;
   std::vector<double> scores;
 };
@@ -103,6 +106,9 @@ Extender::Extender(PolicyConfig config, const ViewStore& store, const Clock& clo
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 2)));
   filter_instruments_ = InstrumentsFor("filter");
   prioritize_instruments_ = InstrumentsFor("prioritize");
+  reused_answer_ = &metrics_->prioritize_reuse.With({"answer"});
+  reused_verdicts_ = &metrics_->prioritize_reuse.With({"verdicts"});
+  reused_nothing_ = &metrics_->prioritize_reuse.With({"none"});
   start_ms_ = clock_.NowMs();
 }
 
@@ -284,8 +290,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     workers_->Prepare();
   auto ctx = Acquire();
   Reply reply;
-  Status s = ctx->decoder.Decode(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);
-  if (!s.ok()) {
+  const auto bad_request = [&](const Status& s) {
     log_->warn("{}: bad request: {}", verb, s.reason());
     Release(std::move(ctx));
     if (filter) {
@@ -299,7 +304,11 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       reply.body = "tidal: " + s.reason();
     }
     return finish(std::move(reply), false);
-  }
+  };
+  // Prioritize reads the names only if they are not the filter's answer (below).
+  Status s = ctx->decoder.Decode(
+      body, DecodeOptions{/*keep_node_json=*/filter, /*node_names_raw=*/!filter}, &ctx->args);
+  if (!s.ok()) return bad_request(s);
   const ExtenderArgs& args = ctx->args;
   const PodDemand pod = ToPodDemand(args.pod);
   if (filter) {
@@ -311,6 +320,33 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   const TimeMs now = clock_.NowMs();
   const int stage = ObserveStage(now, *view);
 
+  // Prioritize right after filter for the same pod and view: reuse its verdicts.
+  std::shared_ptr<const FilterMemo> memo;
+  if (!filter) {
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    memo = memo_;
+  }
+  const bool memo_applies = memo && memo->generation == view->generation && memo->stage == stage &&
+                            SameBytes(memo->pod_json, args.pod_json);
+  if (!filter && !args.has_nodes && args.has_node_names) {
+    // The filter's survivors, sent back as the filter answered them: their scores
+    // in order, without reading a name.
+    if (memo_applies && !memo->survivors_json.empty() &&
+        args.node_names_json == memo->survivors_json) {
+      std::vector<HostPriority> list;
+      list.reserve(memo->names.size());
+      for (std::size_t j = 0; j < memo->names.size(); ++j)
+        if (memo->feasible[j])
+          list.push_back({memo->names[j], ToExtenderPriority(memo->scores[j])});
+      EncodeHostPriorityList(list, &reply.body);
+      reused_answer_->Add(1);
+      Release(std::move(ctx));
+      return finish(std::move(reply), true);
+    }
+    s = ctx->decoder.Decode(body, DecodeOptions{false, false}, &ctx->args);
+    if (!s.ok()) return bad_request(s);
+  }
+
   // Candidates: the Node objects when sent (they carry labels and allocatable), else names.
   auto& names = ctx->names;
   const std::size_t n = args.has_nodes ? args.nodes.size() : args.node_names.size();
@@ -319,14 +355,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   for (std::size_t i = 0; i < n; ++i)
     name[i] = args.has_nodes ? std::string_view(args.nodes[i].name) : args.node_names[i];
 
-  // Prioritize right after filter for the same pod and view: reuse its verdicts.
-  std::shared_ptr<const FilterMemo> memo;
-  if (!filter) {
-    std::lock_guard<std::mutex> lock(memo_mu_);
-    memo = memo_;
-  }
-  if (memo && memo->generation == view->generation && memo->stage == stage &&
-      memo->pod_key == pod.Key() && memo->pod_uid == pod.uid) {
+  if (memo_applies) {
     std::vector<HostPriority> list(n);
     std::size_t j = 0;
     bool all_found = true;
@@ -344,6 +373,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     }
     if (all_found) {
       EncodeHostPriorityList(list, &reply.body);
+      reused_verdicts_->Add(1);
       Release(std::move(ctx));
       return finish(std::move(reply), true);
     }
@@ -360,8 +390,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   std::shared_ptr<FilterMemo> m;
   if (filter) {
     m = std::make_shared<FilterMemo>();
-    m->pod_key = pod.Key();
-    m->pod_uid = pod.uid;
+    m->pod_json.assign(args.pod_json);
     m->generation = view->generation;
     m->stage = stage;
     if (args.has_nodes) {
@@ -419,12 +448,22 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       for (std::size_t i = 0; i < n; ++i) r.unresolvable.emplace_back(names[i], pod_reason);
     } else if (!args.has_nodes && !least_loaded) {
       // The parts' own encoding, joined.
+      std::size_t survivors_bytes = 2;
       for (std::size_t k = 0; k < part_count; ++k) {
         const Part& part = ctx->parts[k];
         r.node_names_json.push_back(part.names_json);
         r.failed_json.push_back(part.failed_json);
         r.unresolvable_json.push_back(part.unresolvable_json);
+        survivors_bytes += part.names_json.size() + 1;
       }
+      m->survivors_json.reserve(survivors_bytes);
+      m->survivors_json.push_back('[');
+      for (const std::string_view run : r.node_names_json) {
+        if (run.empty()) continue;
+        if (m->survivors_json.size() > 1) m->survivors_json.push_back(',');
+        m->survivors_json.append(run);
+      }
+      m->survivors_json.push_back(']');
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         if (!m->feasible[i]) continue;
@@ -476,6 +515,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       list.push_back({names[i], ok ? ToExtenderPriority(res.score) : 0});
     }
     EncodeHostPriorityList(list, &reply.body);
+    reused_nothing_->Add(1);
   }
   if (log_->should_log(spdlog::level::debug)) {
     log_->debug(

@@ -415,5 +415,54 @@ TEST(Extender, ARequestSplitOverThreadsAnswersAsOneThreadDoes) {
   }
 }
 
+// kube-scheduler sends prioritize the filter's survivors as the filter answered
+// them; those bytes are matched whole. Anything else is read name by name, and
+// every way gives the answer of a prioritize with no filter before it.
+TEST(Extender, PrioritizeReusesTheFilterAnswerSentBackAsItWas) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  const std::vector<std::string> all{"idle", "warm", "full", "slow-disk", "no-series"};
+  const std::string pod = PodJson(1, {{"ai.gpu-memory", "4Gi"}});
+  const auto body = [&](const std::string& names_json) {
+    return R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + names_json + "}";
+  };
+  const auto reused = [&](const char* how) { return f.metrics.prioritize_reuse.With({how}).Get(); };
+  const struct {
+    const char* name;
+    std::string prioritize;
+    const char* reuse;  // answer, verdicts or none
+    int http_status;
+  } cases[] = {
+      {"the filter's NodeNames as answered", body(R"(["idle","warm","no-series"])"), "answer", 200},
+      {"the same names, spaced", body(R"([ "idle", "warm",  "no-series" ] )"), "verdicts", 200},
+      {"a subset (another extender filtered)", body(R"(["idle","no-series"])"), "verdicts", 200},
+      {"a node the filter rejected", body(R"(["idle","full"])"), "none", 200},
+      {"escaped names that read the same", body(R"(["\u0069dle","warm","no-series"])"), "verdicts",
+       200},
+      {"not a list of names", body(R"(["idle",7,"no-series"])"), "", 400},
+      {"another pod", R"({"Pod":)" + PodJson(2) + R"(,"NodeNames":["idle","warm","no-series"]})",
+       "none", 200},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const json filtered = json::parse(f.ext->Filter(NamesArgs(pod, all)).body);
+    ASSERT_EQ(filtered["NodeNames"].dump(), R"(["idle","warm","no-series"])");
+    const double before[] = {reused("answer"), reused("verdicts"), reused("none")};
+    const Reply got = f.ext->Prioritize(c.prioritize);
+    ASSERT_EQ(got.http_status, c.http_status) << got.body;
+    const double after[] = {reused("answer"), reused("verdicts"), reused("none")};
+    const char* hows[] = {"answer", "verdicts", "none"};
+    for (int k = 0; k < 3; ++k)
+      EXPECT_EQ(after[k] - before[k], std::string(c.reuse) == hows[k] ? 1 : 0) << hows[k];
+    if (c.http_status != 200) {
+      EXPECT_NE(got.body.find("NodeNames[1]"), std::string::npos) << got.body;
+      continue;
+    }
+    // The same request to an extender that has seen no filter.
+    Extender fresh(f.config, f.store, f.clock, f.log, &f.metrics, 1);
+    EXPECT_EQ(got.body, fresh.Prioritize(c.prioritize).body);
+  }
+}
+
 }  // namespace
 }  // namespace tidal::extender

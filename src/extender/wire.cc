@@ -471,6 +471,8 @@ Status ArgsDecoder::Decode(std::string_view body, const DecodeOptions& options, 
     out->has_nodes = out->has_node_names = false;
     out->nodes.clear();
     out->node_names.clear();
+    out->node_names_json = {};
+    out->pod_json = {};
   }
   return s;
 }
@@ -483,6 +485,8 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
   out->has_nodes = out->has_node_names = false;
   std::size_t node_count = 0;
   out->node_names.clear();
+  out->node_names_json = {};
+  out->pod_json = {};
   // simdjson reads up to SIMDJSON_PADDING bytes past the end: parse a padded copy.
   if (capacity < body.size() + simdjson::SIMDJSON_PADDING) {
     capacity = body.size() + simdjson::SIMDJSON_PADDING;
@@ -516,7 +520,8 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
         return Status::Error("Pod: expected the Pod object being scheduled");
       if (const auto err = value.get_object().get(pod)) return NotJson(err);
       if (const auto err = pod.raw_json().get(raw)) return NotJson(err);
-      Status s = DecodePodJson(TrimRight(raw), &out->pod);
+      out->pod_json = TrimRight(raw);
+      Status s = DecodePodJson(out->pod_json, &out->pod);
       if (!s.ok()) return Status::Error("Pod: " + s.reason());
       has_pod = true;
     } else if (is_nodes) {
@@ -560,6 +565,12 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
       if (const auto err = value.get_array().get(names)) return NotJson(err);
       out->has_node_names = true;
       out->node_names.clear();
+      if (options.node_names_raw) {
+        std::string_view raw;
+        if (const auto err = names.raw_json().get(raw)) return NotJson(err);
+        out->node_names_json = TrimRight(raw);
+        continue;
+      }
       for (auto e : names) {
         od::value v;
         std::string_view name;

@@ -215,6 +215,15 @@ TEST(Wire, NodeNamesWithAndWithoutEscapes) {
     }
     ASSERT_TRUE(s.ok()) << s.reason();
     EXPECT_EQ(a.node_names.Strings(), tc.want);
+    EXPECT_EQ(a.pod_json, R"({"metadata":{"name":"p"}})");
+    // Kept whole: the array's bytes as sent, up to its `]`, and no names.
+    ExtenderArgs raw;
+    ASSERT_TRUE(decoder.Decode(body, DecodeOptions{false, true}, &raw).ok());
+    EXPECT_TRUE(raw.has_node_names);
+    EXPECT_TRUE(raw.node_names.empty());
+    std::string_view sent = tc.names_json;
+    while (sent.back() != ']') sent.remove_suffix(1);
+    EXPECT_EQ(raw.node_names_json, sent);
   }
 }
 

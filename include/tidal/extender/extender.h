@@ -43,6 +43,12 @@ struct ExtenderMetrics {
       "tidal_extender_bind_retries_total",
       "API calls of /bind retried, by what caused the retry (409, 429, 5xx, transport).",
       {"cause"}};
+  Family<AtomicDouble> prioritize_reuse{
+      "tidal_extender_prioritize_reuse_total",
+      "Prioritize requests by what they reused of the filter for the same pod: its answer, "
+      "sent back as it was (answer), its verdicts found name by name (verdicts), or nothing "
+      "(none: every node evaluated again).",
+      {"reuse"}};
   AtomicDouble unknown_nodes;  // in the last filter request
   AtomicDouble fallback_stage;
   AtomicDouble reservations_in_flight;
@@ -136,6 +142,7 @@ class Extender {
   ExtenderMetrics* metrics_;
   std::vector<std::unique_ptr<Runner>> runners_;  // by stage 0, 1, 2
   VerbInstruments filter_instruments_, prioritize_instruments_;
+  AtomicDouble *reused_answer_, *reused_verdicts_, *reused_nothing_;
   std::atomic<int> last_stage_{-1};
   TimeMs start_ms_ = 0;
 

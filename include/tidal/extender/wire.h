@@ -29,14 +29,22 @@ struct WireNode {
 
 struct ExtenderArgs {
   RawPod pod;
-  bool has_nodes = false;  // "Nodes" non-null (nodeCacheCapable: false)
+  std::string_view pod_json;  // the Pod object's bytes as sent; points into the decoder's buffer
+  bool has_nodes = false;     // "Nodes" non-null (nodeCacheCapable: false)
   std::vector<WireNode> nodes;
   bool has_node_names = false;  // "NodeNames" non-null (nodeCacheCapable: true)
   StringList node_names;
+  // With DecodeOptions::node_names_raw: the NodeNames array's bytes as sent (from
+  // `[` to `]`), its names not decoded; points into the decoder's buffer.
+  std::string_view node_names_json;
 };
 
 struct DecodeOptions {
   bool keep_node_json = true;  // filter needs it to echo survivors; prioritize does not
+  // Prioritize: keep the NodeNames array's bytes instead of its names (node_names
+  // stays empty and its elements unchecked). When they are not the bytes the
+  // filter answered with, decode again without this.
+  bool node_names_raw = false;
 };
 
 // Errors name the field: `Pod: ...`, `Nodes.items[3].metadata.name: expected a string`.
