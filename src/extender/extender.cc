@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
@@ -53,14 +54,24 @@ struct Extender::FilterMemo {
   std::uint64_t generation = 0;
   int stage = 0;
   StringList names;  // every candidate, in request order
-  // NodeNames mode: the NodeNames array the filter answered with, as encoded.
-  // kube-scheduler sends the survivors to prioritize in that order, as that array.
-  std::string survivors_json;
+  // NodeNames mode: the prioritize request kube-scheduler sends after this filter,
+  // byte for byte (Go's encoding: this Pod, no Nodes, the NodeNames answered).
+  std::string prioritize_body;
   std::vector<char> feasible;
-  std::vector<double> scores;
+  std::vector<std::int64_t> priorities;  // the runner's scores mapped to 0..10
 };
 
 namespace {
+
+// `body` is `expected`, but for whitespace after it.
+bool IsExpectedBody(std::string_view body, std::string_view expected) {
+  if (body.size() < expected.size() ||
+      std::memcmp(body.data(), expected.data(), expected.size()) != 0)
+    return false;
+  for (const char c : body.substr(expected.size()))
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return false;
+  return true;
+}
 
 // The plugin tag of a reason ("loadaware: GPU memory …" → "loadaware"): the
 // rejection counter's label, low-cardinality by construction.
@@ -246,7 +257,7 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
   for (std::size_t i = begin; i < end; ++i) {
     const NodeResult& res = eval.nodes[i - begin];
     memo->feasible[i] = res.feasible() ? 1 : 0;
-    memo->scores[i] = res.score;
+    memo->priorities[i] = ToExtenderPriority(res.score);
     if (!eval.pod_status.ok()) continue;
     if (res.feasible()) {
       ++part->feasible;
@@ -305,9 +316,27 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     }
     return finish(std::move(reply), false);
   };
-  // Prioritize reads the names only if they are not the filter's answer (below).
-  Status s = ctx->decoder.Decode(
-      body, DecodeOptions{/*keep_node_json=*/filter, /*node_names_raw=*/!filter}, &ctx->args);
+  const auto view = store_.Load();
+  const TimeMs now = clock_.NowMs();
+  const int stage = ObserveStage(now, *view);
+  // Prioritize right after filter for the same pod and view: reuse its verdicts.
+  std::shared_ptr<const FilterMemo> memo;
+  if (!filter) {
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    memo = memo_;
+  }
+  const bool memo_current = memo && memo->generation == view->generation && memo->stage == stage;
+  // What kube-scheduler sends after the filter, as expected to the byte, is not
+  // decoded: it is valid (made of the filter's Pod and answer) and asks for the
+  // filter's survivors' scores, in order.
+  if (memo_current && !memo->prioritize_body.empty() &&
+      IsExpectedBody(body, memo->prioritize_body)) {
+    EncodeHostPriorities(memo->names, memo->feasible, memo->priorities, &reply.body);
+    reused_answer_->Add(1);
+    Release(std::move(ctx));
+    return finish(std::move(reply), true);
+  }
+  Status s = ctx->decoder.Decode(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);
   if (!s.ok()) return bad_request(s);
   const ExtenderArgs& args = ctx->args;
   const PodDemand pod = ToPodDemand(args.pod);
@@ -316,36 +345,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     if (recent_pods_.size() >= 1024) recent_pods_.pop_front();
     recent_pods_.push_back(pod);
   }
-  const auto view = store_.Load();
-  const TimeMs now = clock_.NowMs();
-  const int stage = ObserveStage(now, *view);
-
-  // Prioritize right after filter for the same pod and view: reuse its verdicts.
-  std::shared_ptr<const FilterMemo> memo;
-  if (!filter) {
-    std::lock_guard<std::mutex> lock(memo_mu_);
-    memo = memo_;
-  }
-  const bool memo_applies = memo && memo->generation == view->generation && memo->stage == stage &&
-                            SameBytes(memo->pod_json, args.pod_json);
-  if (!filter && !args.has_nodes && args.has_node_names) {
-    // The filter's survivors, sent back as the filter answered them: their scores
-    // in order, without reading a name.
-    if (memo_applies && !memo->survivors_json.empty() &&
-        args.node_names_json == memo->survivors_json) {
-      std::vector<HostPriority> list;
-      list.reserve(memo->names.size());
-      for (std::size_t j = 0; j < memo->names.size(); ++j)
-        if (memo->feasible[j])
-          list.push_back({memo->names[j], ToExtenderPriority(memo->scores[j])});
-      EncodeHostPriorityList(list, &reply.body);
-      reused_answer_->Add(1);
-      Release(std::move(ctx));
-      return finish(std::move(reply), true);
-    }
-    s = ctx->decoder.Decode(body, DecodeOptions{false, false}, &ctx->args);
-    if (!s.ok()) return bad_request(s);
-  }
+  const bool memo_applies = memo_current && SameBytes(memo->pod_json, args.pod_json);
 
   // Candidates: the Node objects when sent (they carry labels and allocatable), else names.
   auto& names = ctx->names;
@@ -368,7 +368,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
         all_found = false;
         break;
       }
-      list[i] = {names[i], ToExtenderPriority(memo->scores[j])};
+      list[i] = {names[i], memo->priorities[j]};
       ++j;
     }
     if (all_found) {
@@ -400,7 +400,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       m->names = args.node_names;  // two blocks copied
     }
     m->feasible.resize(n);
-    m->scores.resize(n);
+    m->priorities.resize(n);
   }
   const NodeIndex* index = view->Index();
   const Runner& runner = *runners_[stage];
@@ -456,14 +456,17 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
         r.unresolvable_json.push_back(part.unresolvable_json);
         survivors_bytes += part.names_json.size() + 1;
       }
-      m->survivors_json.reserve(survivors_bytes);
-      m->survivors_json.push_back('[');
+      std::string& expected = m->prioritize_body;
+      expected.reserve(survivors_bytes + m->pod_json.size() + 64);
+      expected.append(R"({"Pod":)").append(m->pod_json).append(R"(,"Nodes":null,"NodeNames":[)");
+      bool first = true;
       for (const std::string_view run : r.node_names_json) {
         if (run.empty()) continue;
-        if (m->survivors_json.size() > 1) m->survivors_json.push_back(',');
-        m->survivors_json.append(run);
+        if (!first) expected.push_back(',');
+        expected.append(run);
+        first = false;
       }
-      m->survivors_json.push_back(']');
+      expected.append("]}");
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         if (!m->feasible[i]) continue;

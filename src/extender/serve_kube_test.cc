@@ -41,23 +41,24 @@ TEST(ServeWithKubernetes, WatchesFiltersAndBinds) {
   api.PutNode(testing::TestNode("gpu-b", 4));
   api.PutPod(testing::TestPod("ml", "train", 2));
 
-  const std::string kubeconfig = dir.Write(
-      "kubeconfig",
-      "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-      "clusters:\n- name: c\n  cluster:\n    server: " +
-          api.url() + "\n    certificate-authority-data: " + Base64(pki.ca_pem) +
-          "\n"
-          "contexts:\n- name: test\n  context: {cluster: c, user: u}\n"
-          "users:\n- name: u\n  user: {token: serve-token}\n");
+  const std::string kubeconfig =
+      dir.Write("kubeconfig",
+                "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+                "clusters:\n- name: c\n  cluster:\n    server: " +
+                    api.url() + "\n    certificate-authority-data: " + Base64(pki.ca_pem) +
+                    "\n"
+                    "contexts:\n- name: test\n  context: {cluster: c, user: u}\n"
+                    "users:\n- name: u\n  user: {token: serve-token}\n");
   // Short fallback stages: Prometheus is unreachable, so stage 2 (golden pool only).
-  const std::string config = dir.Write("tidal.yaml", "metricCacheTTL: 1s\nqueryTimeout: 200ms\n"
-                                                     "fallback: {stage2After: 1s}\n");
+  const std::string config = dir.Write("tidal.yaml",
+                                       "metricCacheTTL: 1s\nqueryTimeout: 200ms\n"
+                                       "fallback: {stage2After: 1s}\n");
   const int port = testing::FreePort();
   const int dead = testing::FreePort();
-  testing::Child serve({TIDAL_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(port),
-                        "--config", config, "--prometheus",
-                        "http://127.0.0.1:" + std::to_string(dead), "--kubeconfig", kubeconfig},
-                       {}, "", dir.path() + "/serve.log");
+  testing::Child serve(
+      {TIDAL_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--config", config,
+       "--prometheus", "http://127.0.0.1:" + std::to_string(dead), "--kubeconfig", kubeconfig},
+      {}, "", dir.path() + "/serve.log");
   httplib::Client http("127.0.0.1", port);
   ASSERT_TRUE(Eventually([&] {
     auto r = http.Get("/readyz");
@@ -65,8 +66,8 @@ TEST(ServeWithKubernetes, WatchesFiltersAndBinds) {
   })) << testing::ReadFile(dir.path() + "/serve.log");
 
   const json pod = testing::TestPod("ml", "train", 2);
-  const std::string args = R"({"Pod":)" + pod.dump() +
-                           R"(,"Nodes":null,"NodeNames":["gpu-a","gpu-b"]})";
+  const std::string args =
+      R"({"Pod":)" + pod.dump() + R"(,"Nodes":null,"NodeNames":["gpu-a","gpu-b"]})";
   // Stage 2 comes a second after the first failed fetch: only the golden pool.
   json filtered;
   ASSERT_TRUE(Eventually([&] {
@@ -74,7 +75,8 @@ TEST(ServeWithKubernetes, WatchesFiltersAndBinds) {
     if (!r || r->status != 200) return false;
     filtered = json::parse(r->body);
     return filtered["NodeNames"] == json::array({"gpu-a"});
-  })) << filtered.dump() << testing::ReadFile(dir.path() + "/serve.log");
+  })) << filtered.dump()
+      << testing::ReadFile(dir.path() + "/serve.log");
   EXPECT_NE(filtered["FailedNodes"]["gpu-b"].get<std::string>().find("golden"), std::string::npos)
       << filtered.dump();
 

@@ -471,7 +471,6 @@ Status ArgsDecoder::Decode(std::string_view body, const DecodeOptions& options, 
     out->has_nodes = out->has_node_names = false;
     out->nodes.clear();
     out->node_names.clear();
-    out->node_names_json = {};
     out->pod_json = {};
   }
   return s;
@@ -485,7 +484,6 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
   out->has_nodes = out->has_node_names = false;
   std::size_t node_count = 0;
   out->node_names.clear();
-  out->node_names_json = {};
   out->pod_json = {};
   // simdjson reads up to SIMDJSON_PADDING bytes past the end: parse a padded copy.
   if (capacity < body.size() + simdjson::SIMDJSON_PADDING) {
@@ -565,12 +563,6 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
       if (const auto err = value.get_array().get(names)) return NotJson(err);
       out->has_node_names = true;
       out->node_names.clear();
-      if (options.node_names_raw) {
-        std::string_view raw;
-        if (const auto err = names.raw_json().get(raw)) return NotJson(err);
-        out->node_names_json = TrimRight(raw);
-        continue;
-      }
       for (auto e : names) {
         od::value v;
         std::string_view name;
@@ -731,6 +723,41 @@ void EncodeHostPriorityList(const std::vector<HostPriority>& list, std::string* 
     p = WriteJsonString(p, list[i].host, sizes[i]);
     p = WriteLiteral(p, kScore);
     p = std::to_chars(p, p + 21, list[i].score).ptr;
+    *p++ = '}';
+  }
+  *p++ = ']';
+  out->resize(static_cast<std::size_t>(p - out->data()));
+}
+
+void EncodeHostPriorities(const StringList& names, std::span<const char> keep,
+                          std::span<const std::int64_t> scores, std::string* out) {
+  constexpr char kHost[] = "{\"Host\":";
+  constexpr char kScore[] = ",\"Score\":";
+  // Names with nothing to escape (node names have nothing) are copied as they are,
+  // the output sized from all their bytes at once.
+  const std::string_view bytes = names.bytes();
+  if (JsonStringSize(bytes) != bytes.size() + 2) {
+    std::vector<HostPriority> list;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (keep[i]) list.push_back({names[i], scores[i]});
+    EncodeHostPriorityList(list, out);
+    return;
+  }
+  // Each entry: its name, two quotes, the two literals, up to 20 digits, `}` and `,`.
+  out->resize(2 + bytes.size() + names.size() * (2 + sizeof kHost + sizeof kScore + 22));
+  char* p = out->data();
+  *p++ = '[';
+  bool first = true;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!keep[i]) continue;
+    if (!first) *p++ = ',';
+    first = false;
+    p = WriteLiteral(p, kHost);
+    *p++ = '"';
+    p = CopyText(p, names[i]);
+    *p++ = '"';
+    p = WriteLiteral(p, kScore);
+    p = std::to_chars(p, p + 21, scores[i]).ptr;
     *p++ = '}';
   }
   *p++ = ']';

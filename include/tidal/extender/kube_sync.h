@@ -58,10 +58,10 @@ class KubeSync {
     KubeSync& s_;
   };
 
-  NodeInfo InfoFor(const std::string& node) const;  // with mu_ held
-  void PutNode(const std::string& node);            // with mu_ held
+  NodeInfo InfoFor(const std::string& node) const;                  // with mu_ held
+  void PutNode(const std::string& node);                            // with mu_ held
   void UpsertPod(const kube::KubePod& pod, std::string_view json);  // with mu_ held
-  void RemovePod(const std::string& key);           // with mu_ held
+  void RemovePod(const std::string& key);                           // with mu_ held
 
   NodeCatalog& catalog_;
   InFlight* inflight_;

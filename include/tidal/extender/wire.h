@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,17 +35,10 @@ struct ExtenderArgs {
   std::vector<WireNode> nodes;
   bool has_node_names = false;  // "NodeNames" non-null (nodeCacheCapable: true)
   StringList node_names;
-  // With DecodeOptions::node_names_raw: the NodeNames array's bytes as sent (from
-  // `[` to `]`), its names not decoded; points into the decoder's buffer.
-  std::string_view node_names_json;
 };
 
 struct DecodeOptions {
   bool keep_node_json = true;  // filter needs it to echo survivors; prioritize does not
-  // Prioritize: keep the NodeNames array's bytes instead of its names (node_names
-  // stays empty and its elements unchecked). When they are not the bytes the
-  // filter answered with, decode again without this.
-  bool node_names_raw = false;
 };
 
 // Errors name the field: `Pod: ...`, `Nodes.items[3].metadata.name: expected a string`.
@@ -98,6 +92,9 @@ struct HostPriority {
   std::int64_t score = 0;  // 0..10
 };
 void EncodeHostPriorityList(const std::vector<HostPriority>& list, std::string* out);
+// The same for names[i] with scores[i] where keep[i], in order (the filter's verdicts).
+void EncodeHostPriorities(const StringList& names, std::span<const char> keep,
+                          std::span<const std::int64_t> scores, std::string* out);
 void EncodeBindingResult(std::string_view error, std::string* out);
 
 // Appends `text` as a JSON string literal.
