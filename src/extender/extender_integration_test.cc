@@ -222,7 +222,8 @@ TEST_F(ServeOverPrometheus, LiveVerdictsThenBothFallbackStagesThenRecovery) {
        {"tidal_extender_requests_total{verb=\"filter\",code=\"ok\"}",
         "tidal_extender_request_duration_seconds_bucket", "tidal_extender_snapshot_age_seconds",
         "tidal_extender_rejections_total{reason=\"loadaware\"}",
-        "tidal_extender_fallback_transitions_total{stage=\"2\"}"})
+        "tidal_extender_fallback_transitions_total{stage=\"2\"}",
+        "tidal_extender_prioritize_reuse_total{reuse=\"answer\"}"})
     EXPECT_NE(metrics.find(family), std::string::npos) << family;
   const std::string log = ReadFile(dir_.path() + "/serve.log");
   EXPECT_NE(log.find("fallback: stage 2"), std::string::npos) << log;

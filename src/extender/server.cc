@@ -43,6 +43,7 @@ std::string Server::MetricsText() {
   AppendCounterFamily(impl_->metrics.stage_transitions, &out);
   AppendCounterFamily(impl_->metrics.binds, &out);
   AppendCounterFamily(impl_->metrics.bind_retries, &out);
+  AppendCounterFamily(impl_->metrics.prioritize_reuse, &out);
   const double age = view->health.last_success_ms ? (now - view->health.last_success_ms) / 1000.0
                                                   : std::numeric_limits<double>::infinity();
   AppendGauge("tidal_extender_snapshot_age_seconds",
