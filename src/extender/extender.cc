@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
@@ -62,16 +61,6 @@ struct Extender::FilterMemo {
 };
 
 namespace {
-
-// `body` is `expected`, but for whitespace after it.
-bool IsExpectedBody(std::string_view body, std::string_view expected) {
-  if (body.size() < expected.size() ||
-      std::memcmp(body.data(), expected.data(), expected.size()) != 0)
-    return false;
-  for (const char c : body.substr(expected.size()))
-    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return false;
-  return true;
-}
 
 // The plugin tag of a reason ("loadaware: GPU memory …" → "loadaware"): the
 // rejection counter's label, low-cardinality by construction.
@@ -330,7 +319,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   // decoded: it is valid (made of the filter's Pod and answer) and asks for the
   // filter's survivors' scores, in order.
   if (memo_current && !memo->prioritize_body.empty() &&
-      IsExpectedBody(body, memo->prioritize_body)) {
+      TrimJsonSpaceRight(body) == memo->prioritize_body) {
     EncodeHostPriorities(memo->names, memo->feasible, memo->priorities, &reply.body);
     reused_answer_->Add(1);
     Release(std::move(ctx));
@@ -448,25 +437,13 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       for (std::size_t i = 0; i < n; ++i) r.unresolvable.emplace_back(names[i], pod_reason);
     } else if (!args.has_nodes && !least_loaded) {
       // The parts' own encoding, joined.
-      std::size_t survivors_bytes = 2;
       for (std::size_t k = 0; k < part_count; ++k) {
         const Part& part = ctx->parts[k];
         r.node_names_json.push_back(part.names_json);
         r.failed_json.push_back(part.failed_json);
         r.unresolvable_json.push_back(part.unresolvable_json);
-        survivors_bytes += part.names_json.size() + 1;
       }
-      std::string& expected = m->prioritize_body;
-      expected.reserve(survivors_bytes + m->pod_json.size() + 64);
-      expected.append(R"({"Pod":)").append(m->pod_json).append(R"(,"Nodes":null,"NodeNames":[)");
-      bool first = true;
-      for (const std::string_view run : r.node_names_json) {
-        if (run.empty()) continue;
-        if (!first) expected.push_back(',');
-        expected.append(run);
-        first = false;
-      }
-      expected.append("]}");
+      EncodeNamesArgs(m->pod_json, r.node_names_json, &m->prioritize_body);
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         if (!m->feasible[i]) continue;

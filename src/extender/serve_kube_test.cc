@@ -16,23 +16,6 @@ namespace {
 using nlohmann::json;
 using testing::Eventually;
 
-std::string Base64(const std::string& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -6;
-  for (unsigned char c : in) {
-    val = (val << 8) + c;
-    bits += 8;
-    while (bits >= 0) {
-      out.push_back(k[(val >> bits) & 0x3F]);
-      bits -= 6;
-    }
-  }
-  if (bits > -6) out.push_back(k[((val << 8) >> (bits + 8)) & 0x3F]);
-  while (out.size() % 4) out.push_back('=');
-  return out;
-}
-
 TEST(ServeWithKubernetes, WatchesFiltersAndBinds) {
   testing::TempDir dir;
   const testing::TestPki pki = testing::MakeTestPki(dir);
@@ -42,13 +25,7 @@ TEST(ServeWithKubernetes, WatchesFiltersAndBinds) {
   api.PutPod(testing::TestPod("ml", "train", 2));
 
   const std::string kubeconfig =
-      dir.Write("kubeconfig",
-                "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-                "clusters:\n- name: c\n  cluster:\n    server: " +
-                    api.url() + "\n    certificate-authority-data: " + Base64(pki.ca_pem) +
-                    "\n"
-                    "contexts:\n- name: test\n  context: {cluster: c, user: u}\n"
-                    "users:\n- name: u\n  user: {token: serve-token}\n");
+      dir.Write("kubeconfig", testing::TestKubeconfig(api.url(), pki.ca_pem, "serve-token"));
   // Short fallback stages: Prometheus is unreachable, so stage 2 (golden pool only).
   const std::string config = dir.Write("tidal.yaml",
                                        "metricCacheTTL: 1s\nqueryTimeout: 200ms\n"

@@ -50,14 +50,6 @@ inline simdjson::error_code NextField(simdjson::simdjson_result<od::field>&& mem
 // The type of `v` without consuming it; errors are syntax errors.
 simdjson::error_code TypeOf(od::value& v, od::json_type* t) { return v.type().get(*t); }
 
-// The raw text of a JSON value up to the next token: without the whitespace after it.
-std::string_view TrimRight(std::string_view raw) {
-  while (!raw.empty() &&
-         (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
-    raw.remove_suffix(1);
-  return raw;
-}
-
 // Paths in messages are built only for an error: a 5 000-node payload has some
 // 50 000 fields, and formatting a path for each was most of the decoding time.
 // Kubernetes objects use their own exact camelCase keys; fields not read here
@@ -214,7 +206,7 @@ Status DecodeNode(od::document& doc, od::value item, std::size_t index,
     const char* end = nullptr;
     if (const auto err = doc.current_location().get(end)) return NotJson(err);
     const std::string_view raw =
-        TrimRight(std::string_view(begin, static_cast<std::size_t>(end - begin)));
+        TrimJsonSpaceRight(std::string_view(begin, static_cast<std::size_t>(end - begin)));
     // The bytes after `raw` are the rest of the padded body: readable, as simdjson needs.
     simdjson::dom::element checked;
     if (const auto err = validator->parse(raw.data(), raw.size(), false).get(checked))
@@ -461,7 +453,9 @@ ArgsDecoder::~ArgsDecoder() = default;
 
 Status DecodeExtenderArgs(std::string_view body, const DecodeOptions& options, ExtenderArgs* out) {
   ArgsDecoder decoder;
-  return decoder.Decode(body, options, out);
+  const Status s = decoder.Decode(body, options, out);
+  out->pod_json = {};  // it pointed into the decoder's buffer, gone with it
+  return s;
 }
 
 Status ArgsDecoder::Decode(std::string_view body, const DecodeOptions& options, ExtenderArgs* out) {
@@ -518,7 +512,7 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
         return Status::Error("Pod: expected the Pod object being scheduled");
       if (const auto err = value.get_object().get(pod)) return NotJson(err);
       if (const auto err = pod.raw_json().get(raw)) return NotJson(err);
-      out->pod_json = TrimRight(raw);
+      out->pod_json = TrimJsonSpaceRight(raw);
       Status s = DecodePodJson(out->pod_json, &out->pod);
       if (!s.ok()) return Status::Error("Pod: " + s.reason());
       has_pod = true;
@@ -762,6 +756,31 @@ void EncodeHostPriorities(const StringList& names, std::span<const char> keep,
   }
   *p++ = ']';
   out->resize(static_cast<std::size_t>(p - out->data()));
+}
+
+std::string_view TrimJsonSpaceRight(std::string_view text) {
+  while (!text.empty() &&
+         (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t'))
+    text.remove_suffix(1);
+  return text;
+}
+
+void EncodeNamesArgs(std::string_view pod_json, std::span<const std::string_view> name_runs,
+                     std::string* out) {
+  constexpr std::string_view kHead = R"({"Pod":)", kNames = R"(,"Nodes":null,"NodeNames":[)";
+  std::size_t size = kHead.size() + pod_json.size() + kNames.size() + 2;
+  for (const std::string_view run : name_runs) size += run.size() + 1;
+  out->clear();
+  out->reserve(size);
+  out->append(kHead).append(pod_json).append(kNames);
+  bool first = true;
+  for (const std::string_view run : name_runs) {
+    if (run.empty()) continue;
+    if (!first) out->push_back(',');
+    out->append(run);
+    first = false;
+  }
+  out->append("]}");
 }
 
 void EncodeBindingResult(std::string_view error, std::string* out) {

@@ -272,6 +272,40 @@ TEST(Wire, EncodesWhatKubeSchedulerReads) {
   EXPECT_EQ(esc, R"("a\n\u0001")");
 }
 
+// The prioritize request to expect after a filter: what kube-scheduler (Go's
+// json.Marshal, here nlohmann's compact dump, the same bytes) sends, and what
+// decodes back to that Pod and those names.
+TEST(Wire, NamesArgsAsKubeSchedulerEncodesThem) {
+  const std::string pod = R"({"metadata":{"name":"p","uid":"u"},"spec":{"containers":null}})";
+  const struct {
+    const char* name;
+    std::vector<std::string> names;
+    std::vector<std::string_view> runs;
+  } cases[] = {
+      {"runs with empty ones between", {"a", "b", "c"}, {"", R"("a","b")", "", R"("c")", ""}},
+      {"one run", {"gpu-node-1"}, {R"("gpu-node-1")"}},
+      {"no names", {}, {"", ""}},
+      {"no runs", {}, {}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string got = "stale";
+    EncodeNamesArgs(pod, c.runs, &got);
+    // Go writes a struct's fields in their order: Pod, Nodes, NodeNames.
+    const nlohmann::ordered_json sent = {
+        {"Pod", nlohmann::ordered_json::parse(pod)}, {"Nodes", nullptr}, {"NodeNames", c.names}};
+    EXPECT_EQ(got, sent.dump());
+    ExtenderArgs a;
+    ArgsDecoder decoder;
+    ASSERT_TRUE(decoder.Decode(got, {}, &a).ok());
+    EXPECT_EQ(a.pod_json, pod);
+    EXPECT_EQ(a.node_names.Strings(), c.names);
+  }
+  EXPECT_EQ(TrimJsonSpaceRight("{} \t\r\n"), "{}");
+  EXPECT_EQ(TrimJsonSpaceRight(" x"), " x");
+  EXPECT_EQ(TrimJsonSpaceRight("  "), "");
+}
+
 // The filter's verdicts written straight from the memo's arrays: the same bytes
 // as the list encoder, with names that need escapes and names that do not.
 TEST(Wire, HostPrioritiesFromArraysAsFromAList) {

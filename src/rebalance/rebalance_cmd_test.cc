@@ -17,23 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Base64(const std::string& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -6;
-  for (unsigned char c : in) {
-    val = (val << 8) + c;
-    bits += 8;
-    while (bits >= 0) {
-      out.push_back(k[(val >> bits) & 0x3F]);
-      bits -= 6;
-    }
-  }
-  if (bits > -6) out.push_back(k[((val << 8) >> (bits + 8)) & 0x3F]);
-  while (out.size() % 4) out.push_back('=');
-  return out;
-}
-
 // The agents' series of three 4-GPU nodes at whatever time is asked.
 class FakePrometheus {
  public:
@@ -96,13 +79,7 @@ struct Cluster {
     pod["status"]["startTime"] = buf;
     api.PutPod(pod);
     kubeconfig =
-        dir.Write("kubeconfig",
-                  "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-                  "clusters:\n- name: c\n  cluster:\n    server: " +
-                      api.url() + "\n    certificate-authority-data: " + Base64(pki.ca_pem) +
-                      "\n"
-                      "contexts:\n- name: test\n  context: {cluster: c, user: u}\n"
-                      "users:\n- name: u\n  user: {token: rebalance-token}\n");
+        dir.Write("kubeconfig", testing::TestKubeconfig(api.url(), pki.ca_pem, "rebalance-token"));
   }
   int Evictions() const {
     int n = 0;

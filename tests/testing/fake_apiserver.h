@@ -439,6 +439,35 @@ class FakeApiServer {
   bool evictions_blocked_ = false;
 };
 
+inline std::string Base64(const std::string& in) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  int val = 0, bits = -6;
+  for (unsigned char c : in) {
+    val = (val << 8) + c;
+    bits += 8;
+    while (bits >= 0) {
+      out.push_back(k[(val >> bits) & 0x3F]);
+      bits -= 6;
+    }
+  }
+  if (bits > -6) out.push_back(k[((val << 8) >> (bits + 8)) & 0x3F]);
+  while (out.size() % 4) out.push_back('=');
+  return out;
+}
+
+// A kubeconfig for the fake server: its URL, its CA (inline) and a bearer token.
+inline std::string TestKubeconfig(const std::string& url, const std::string& ca_pem,
+                                  const std::string& token) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+         "clusters:\n- name: c\n  cluster:\n    server: " +
+         url + "\n    certificate-authority-data: " + Base64(ca_pem) +
+         "\n"
+         "contexts:\n- name: test\n  context: {cluster: c, user: u}\n"
+         "users:\n- name: u\n  user: {token: " +
+         token + "}\n";
+}
+
 // Small builders for the objects the tests put.
 inline nlohmann::json TestNode(const std::string& name, int gpus,
                                nlohmann::json labels = nlohmann::json::object()) {

@@ -30,8 +30,10 @@ struct WireNode {
 
 struct ExtenderArgs {
   RawPod pod;
-  std::string_view pod_json;  // the Pod object's bytes as sent; points into the decoder's buffer
-  bool has_nodes = false;     // "Nodes" non-null (nodeCacheCapable: false)
+  // The Pod object's bytes as sent: a view of the ArgsDecoder's buffer, valid until
+  // its next Decode (empty from DecodeExtenderArgs).
+  std::string_view pod_json;
+  bool has_nodes = false;  // "Nodes" non-null (nodeCacheCapable: false)
   std::vector<WireNode> nodes;
   bool has_node_names = false;  // "NodeNames" non-null (nodeCacheCapable: true)
   StringList node_names;
@@ -96,6 +98,16 @@ void EncodeHostPriorityList(const std::vector<HostPriority>& list, std::string* 
 void EncodeHostPriorities(const StringList& names, std::span<const char> keep,
                           std::span<const std::int64_t> scores, std::string* out);
 void EncodeBindingResult(std::string_view error, std::string* out);
+
+// ExtenderArgs in NodeNames mode as kube-scheduler encodes them (Go's json.Marshal:
+// `{"Pod":…,"Nodes":null,"NodeNames":[…]}`, no spaces), the Pod given as its JSON
+// and the names as runs encoded by AppendJsonListItem (empty runs skipped). After a
+// filter, this is the prioritize request to expect.
+void EncodeNamesArgs(std::string_view pod_json, std::span<const std::string_view> name_runs,
+                     std::string* out);
+
+// `text` without the JSON whitespace (space, tab, CR, LF) at its end.
+std::string_view TrimJsonSpaceRight(std::string_view text);
 
 // Appends `text` as a JSON string literal.
 void AppendJsonString(std::string_view text, std::string* out);
