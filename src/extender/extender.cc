@@ -50,6 +50,8 @@ struct Extender::Context {
 
 struct Extender::FilterMemo {
   std::string pod_json;  // the Pod as sent: the same bytes are the same demand
+  std::string pod_key;   // for the log
+  int survivors = 0;
   std::uint64_t generation = 0;
   int stage = 0;
   StringList names;  // every candidate, in request order
@@ -290,6 +292,15 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     workers_->Prepare();
   auto ctx = Acquire();
   Reply reply;
+  // One debug line per decision: pod, verdict counts, time.
+  const auto log_decision = [&](std::string_view pod_key, std::size_t nodes, int feasible,
+                                std::string_view how, int stage) {
+    if (!log_->should_log(spdlog::level::debug)) return;
+    log_->debug(
+        "{} {}: {} nodes, {} feasible, {}, stage {}, {:.0f} µs", verb, pod_key, nodes, feasible,
+        how, stage,
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  };
   const auto bad_request = [&](const Status& s) {
     log_->warn("{}: bad request: {}", verb, s.reason());
     Release(std::move(ctx));
@@ -322,6 +333,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       TrimJsonSpaceRight(body) == memo->prioritize_body) {
     EncodeHostPriorities(memo->names, memo->feasible, memo->priorities, &reply.body);
     reused_answer_->Add(1);
+    log_decision(memo->pod_key, static_cast<std::size_t>(memo->survivors), memo->survivors,
+                 "the filter's answer reused", stage);
     Release(std::move(ctx));
     return finish(std::move(reply), true);
   }
@@ -363,6 +376,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     if (all_found) {
       EncodeHostPriorityList(list, &reply.body);
       reused_verdicts_->Add(1);
+      // Every candidate found is a survivor of the filter.
+      log_decision(pod.Key(), n, static_cast<int>(n), "the filter's verdicts reused", stage);
       Release(std::move(ctx));
       return finish(std::move(reply), true);
     }
@@ -380,6 +395,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   if (filter) {
     m = std::make_shared<FilterMemo>();
     m->pod_json.assign(args.pod_json);
+    m->pod_key = pod.Key();
     m->generation = view->generation;
     m->stage = stage;
     if (args.has_nodes) {
@@ -482,6 +498,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     for (const auto& [label, count] : rejected_by) metrics_->rejections.With({label}).Add(count);
     EncodeFilterResult(r, &reply.body);
 
+    m->survivors = feasible;
     // The memo is also what /debug/nodes reads the candidates from.
     std::lock_guard<std::mutex> lock(memo_mu_);
     memo_ = std::move(m);
@@ -497,12 +514,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     EncodeHostPriorityList(list, &reply.body);
     reused_nothing_->Add(1);
   }
-  if (log_->should_log(spdlog::level::debug)) {
-    log_->debug(
-        "{} {}: {} nodes, {} feasible, {} unknown, stage {}, {:.0f} µs", verb, pod.Key(), n,
-        feasible, unknown, stage,
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
+  if (log_->should_log(spdlog::level::debug))
+    log_decision(pod.Key(), n, feasible, fmt::format("{} unknown", unknown), stage);
   Release(std::move(ctx));
   return finish(std::move(reply), true);
 }

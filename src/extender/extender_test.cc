@@ -449,13 +449,23 @@ TEST(Extender, PrioritizeReusesTheFilterAnswerSentBackAsItWas) {
       {"another pod", R"({"Pod":)" + PodJson(2) + R"(,"NodeNames":["idle","warm","no-series"]})",
        "none", 200},
   };
+  f.log->set_level(spdlog::level::debug);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     const json filtered = json::parse(f.ext->Filter(NamesArgs(pod, all)).body);
     ASSERT_EQ(filtered["NodeNames"].dump(), R"(["idle","warm","no-series"])");
     const double before[] = {reused("answer"), reused("verdicts"), reused("none")};
+    f.logs.str("");
     const Reply got = f.ext->Prioritize(c.prioritize);
     ASSERT_EQ(got.http_status, c.http_status) << got.body;
+    // One debug line per decision, saying what it reused.
+    const std::map<std::string, std::string> said = {
+        {"answer", "prioritize ml/train-1: 3 nodes, 3 feasible, the filter's answer reused"},
+        {"verdicts", "feasible, the filter's verdicts reused"},
+        {"none", " unknown, stage 0"}};
+    if (c.http_status == 200) {
+      EXPECT_NE(f.logs.str().find(said.at(c.reuse)), std::string::npos) << f.logs.str();
+    }
     const double after[] = {reused("answer"), reused("verdicts"), reused("none")};
     const char* hows[] = {"answer", "verdicts", "none"};
     for (int k = 0; k < 3; ++k)
