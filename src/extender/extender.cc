@@ -36,6 +36,9 @@ struct Extender::Part {
   // NodeNames mode: the part's survivors and FailedNodes / FailedAndUnresolvableNodes
   // members, encoded (FilterResult's runs).
   std::string names_json, failed_json, unresolvable_json;
+  // The rejections went straight into failed_json / unresolvable_json: `reasons`
+  // is empty and the rejections' `end` unset.
+  bool reasons_encoded = false;
   int feasible = 0;
   std::vector<std::pair<std::string, int>> rejected_by;  // rejections by plugin tag
 };
@@ -63,6 +66,9 @@ struct Extender::FilterMemo {
 };
 
 namespace {
+
+// Before every reason of ours in FailedNodes: kube-scheduler shows them with others'.
+constexpr std::string_view kReasonPrefix = "tidal: ";
 
 // The plugin tag of a reason ("loadaware: GPU memory …" → "loadaware"): the
 // rejection counter's label, low-cardinality by construction.
@@ -255,19 +261,29 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
       if (encode) AppendJsonListItem(names[i], &part->names_json);
       continue;
     }
+    const bool unresolvable = res.status.code() == Code::kUnresolvable;
+    if (encode) {
+      // The reason is formatted once, straight into the reply's member.
+      std::string* run = unresolvable ? &part->unresolvable_json : &part->failed_json;
+      const std::size_t value_at = OpenJsonMember(names[i], run);
+      run->append(kReasonPrefix);
+      const std::size_t text_at = run->size();
+      res.status.AppendReason(run);
+      CountRejections(ReasonLabel(std::string_view(*run).substr(text_at)), 1, &part->rejected_by);
+      CloseJsonMember(value_at, run);
+      part->rejections.push_back({static_cast<std::uint32_t>(i), 0, unresolvable});
+      continue;
+    }
     // The reasons are formatted here, once, into one buffer.
     const std::size_t at = part->reasons.size();
-    part->reasons.append("tidal: ");
+    part->reasons.append(kReasonPrefix);
     res.status.AppendReason(&part->reasons);
     const std::string_view reason = std::string_view(part->reasons).substr(at);
-    const bool unresolvable = res.status.code() == Code::kUnresolvable;
     part->rejections.push_back({static_cast<std::uint32_t>(i),
                                 static_cast<std::uint32_t>(part->reasons.size()), unresolvable});
-    if (encode)
-      AppendJsonMember(names[i], reason,
-                       unresolvable ? &part->unresolvable_json : &part->failed_json);
-    CountRejections(ReasonLabel(reason.substr(7)), 1, &part->rejected_by);
+    CountRejections(ReasonLabel(reason.substr(kReasonPrefix.size())), 1, &part->rejected_by);
   }
+  part->reasons_encoded = encode;
 }
 
 Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter) {
@@ -468,7 +484,16 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
       }
       r.failed.reserve(n - static_cast<std::size_t>(feasible));
       for (std::size_t k = 0; k < part_count; ++k) {
-        const Part& part = ctx->parts[k];
+        Part& part = ctx->parts[k];
+        if (part.reasons_encoded) {
+          // Only with whenAllRejected: least-loaded, all rejected: the texts again.
+          part.reasons.clear();
+          for (auto& rej : part.rejections) {
+            part.reasons.append(kReasonPrefix);
+            result(rej.node).status.AppendReason(&part.reasons);
+            rej.end = static_cast<std::uint32_t>(part.reasons.size());
+          }
+        }
         std::uint32_t begin = 0;
         for (const auto& rej : part.rejections) {
           auto& dst = rej.unresolvable ? r.unresolvable : r.failed;

@@ -405,6 +405,14 @@ TEST(Extender, ARequestSplitOverThreadsAnswersAsOneThreadDoes) {
     }
     EXPECT_EQ(j["FailedAndUnresolvableNodes"].size() == candidates.size(), tc.all_unresolvable);
     EXPECT_EQ(j["FailedNodes"].empty(), tc.all_unresolvable);
+    // Every rejection carries its reason, whichever path wrote it.
+    for (const char* key : {"FailedNodes", "FailedAndUnresolvableNodes"}) {
+      for (const auto& [node, reason] : j[key].items()) {
+        const std::string text = reason.get<std::string>();
+        EXPECT_EQ(text.rfind("tidal: ", 0), 0u) << node << ": " << text;
+        EXPECT_GT(text.size(), 20u) << node << ": " << text;
+      }
+    }
     // Prioritize after the filter (the memo) and without one (another pod's
     // filter came between: every node evaluated again, in parts).
     EXPECT_EQ(three.Prioritize(args).body, one.Prioritize(args).body);

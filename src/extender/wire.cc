@@ -406,6 +406,30 @@ void AppendJsonMember(std::string_view key, std::string_view value, std::string*
   WriteJsonString(p, value, value_size);
 }
 
+std::size_t OpenJsonMember(std::string_view key, std::string* run) {
+  const std::size_t key_size = JsonStringSize(key);
+  const std::size_t at = run->size();
+  const std::size_t comma = at == 0 ? 0 : 1;
+  run->resize(at + comma + key_size + 2);
+  char* p = run->data() + at;
+  if (comma) *p++ = ',';
+  p = WriteJsonString(p, key, key_size);
+  *p++ = ':';
+  *p = '"';
+  return run->size();
+}
+
+void CloseJsonMember(std::size_t value_at, std::string* run) {
+  const std::string_view value = std::string_view(*run).substr(value_at);
+  if (IsPlainJson(value)) {
+    run->push_back('"');
+    return;
+  }
+  const std::string raw(value);
+  run->resize(value_at - 1);  // back to before the opening quote
+  AppendJsonString(raw, run);
+}
+
 namespace {
 // The end of a JSON string's contents that start at `p` (just past the opening
 // quote; stage 1 has checked that the string is closed, UTF-8 and free of raw
@@ -737,8 +761,23 @@ void EncodeHostPriorities(const StringList& names, std::span<const char> keep,
     EncodeHostPriorityList(list, out);
     return;
   }
-  // Each entry: its name, two quotes, the two literals, up to 20 digits, `}` and `,`.
-  out->resize(2 + bytes.size() + names.size() * (2 + sizeof kHost + sizeof kScore + 22));
+  // Sized for the entries kept, each with its name, two quotes, the two literals, the
+  // digits of the largest score (up to 20) and `}` and `,`: resize writes every byte
+  // it adds, and a bound for every name's entry is twice the bytes written.
+  std::size_t kept = 0;
+  std::int64_t widest = 0;
+  bool negative = false;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    kept += keep[i] ? 1 : 0;
+    widest = std::max(widest, scores[i]);
+    negative |= scores[i] < 0;
+  }
+  char digits[24];
+  const std::size_t width =
+      negative ? 20
+               : static_cast<std::size_t>(
+                     std::to_chars(digits, digits + sizeof digits, widest).ptr - digits);
+  out->resize(2 + bytes.size() + kept * (2 + sizeof kHost + sizeof kScore + width + 2));
   char* p = out->data();
   *p++ = '[';
   bool first = true;

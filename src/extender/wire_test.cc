@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -320,6 +321,13 @@ TEST(Wire, HostPrioritiesFromArraysAsFromAList) {
       {"a name with a quote", {"n1", "b\"q", "n3"}, {1, 1, 1}, {7, 10, 5}},
       {"a control byte in a dropped name", {"ok", std::string("x\x01")}, {1, 0}, {9, 9}},
       {"empty list", {}, {}, {}},
+      // The reply is sized from the widest score: every width must fit.
+      {"scores of every width",
+       {"a", "b", "c", "d"},
+       {1, 1, 1, 1},
+       {std::numeric_limits<std::int64_t>::max(), 0, 123456, 10}},
+      {"a negative score", {"a", "b"}, {1, 1}, {std::numeric_limits<std::int64_t>::min(), 5}},
+      {"the widest score on a dropped node", {"a", "b"}, {1, 0}, {3, 99999999999}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -334,6 +342,34 @@ TEST(Wire, HostPrioritiesFromArraysAsFromAList) {
     EncodeHostPriorities(names, c.keep, c.scores, &got);
     EXPECT_EQ(got, want);
     EXPECT_NO_THROW(nlohmann::json::parse(got));
+  }
+}
+
+// A member whose value is written in place is the member AppendJsonMember writes,
+// escapes included, whatever the value holds.
+TEST(Wire, MemberWrittenInPlaceAsAppendJsonMember) {
+  const struct {
+    const char* name;
+    std::string run;  // before
+    std::string key, value;
+  } cases[] = {
+      {"first in the run", "", "gpu-node-1", "tidal: loadaware: GPU memory 97% over 95%"},
+      {"after others", R"("a":"b")", "n2", "tidal: gpufit: 2 GPUs"},
+      {"empty value", "", "n", ""},
+      {"a quote and a backslash in the value", "", "n", R"(label "zone" is \x)"},
+      {"a control byte in the value", R"("a":"b")", "n", std::string("line\nnext\x01", 10)},
+      {"a long value with a late escape", "", "n", std::string(40, 'x') + "\"y"},
+      {"a key with escapes", "", "we\"ird", "plain"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string want = c.run, got = c.run;
+    AppendJsonMember(c.key, c.value, &want);
+    const std::size_t at = OpenJsonMember(c.key, &got);
+    got += c.value;
+    CloseJsonMember(at, &got);
+    EXPECT_EQ(got, want);
+    EXPECT_NO_THROW(nlohmann::json::parse("{" + got + "}"));
   }
 }
 

@@ -88,6 +88,12 @@ void EncodeFilterResult(const FilterResult& r, std::string* out);
 void AppendJsonListItem(std::string_view text, std::string* run);
 // Appends the member "key":"value" to a comma-separated run.
 void AppendJsonMember(std::string_view key, std::string_view value, std::string* run);
+// The same member with its value written in place, where it is formatted:
+// OpenJsonMember appends `"key":"` (after a comma unless the run is empty) and
+// returns where the value starts; the caller appends the value's text as it is;
+// CloseJsonMember escapes that text if it needs it and closes the string.
+std::size_t OpenJsonMember(std::string_view key, std::string* run);
+void CloseJsonMember(std::size_t value_at, std::string* run);
 
 struct HostPriority {
   std::string_view host;

@@ -1,4 +1,3 @@
-#include "tidal/policy/yaml_util.h"
 #include "policy/plugins/loadaware/loadaware.h"
 
 #include <fmt/format.h>
@@ -6,11 +5,13 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <cmath>
 #include <string>
 #include <string_view>
+
+#include "tidal/policy/yaml_util.h"
 
 namespace tidal {
 namespace {
@@ -20,17 +21,18 @@ namespace {
 // std::to_chars do. About a tenth of the cost of to_chars with a precision, which
 // the extender pays for every rejected node. Writes at most 20 characters and
 // returns the end, or nullptr outside [0, 1e13).
-char* WriteFixedExact(char* p, double x, int precision) {
-  if (precision < 0 || precision > 2 || !(x >= 0 && x < 1e13) || std::signbit(x)) return nullptr;
+template <int kPrecision>
+char* WriteFixedExactAt(char* p, double x) {
+  // The scale is a constant: the divisions below compile to multiplications.
+  constexpr std::uint64_t scale = kPrecision == 0 ? 1 : kPrecision == 1 ? 10 : 100;
+  if (!(x >= 0 && x < 1e13) || std::signbit(x)) return nullptr;
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
   const int biased = static_cast<int>(bits >> 52);
   if (biased == 0 && x != 0) return nullptr;  // subnormal
-  constexpr std::uint64_t kScale[] = {1, 10, 100};
-  const std::uint64_t scale = kScale[precision];
   std::uint64_t q = 0;
   if (x != 0) {
     const std::uint64_t m = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
-    const int e = biased - 1075;  // x < 1e13 < 2^52: e < 0
+    const int e = biased - 1075;        // x < 1e13 < 2^52: e < 0
     const std::uint64_t n = m * scale;  // < 2^60
     if (-e < 61) {
       const int sh = -e;
@@ -41,16 +43,29 @@ char* WriteFixedExact(char* p, double x, int precision) {
     }  // else n·2^e < 2^60·2^-61: below a half, rounds to 0
   }
   p = std::to_chars(p, p + 16, q / scale).ptr;  // q / scale < 1e13: 13 digits
-  if (precision > 0) {
+  if constexpr (kPrecision > 0) {
     *p++ = '.';
     std::uint64_t frac = q % scale;
-    for (int d = precision - 1; d >= 0; --d) {
+    for (int d = kPrecision - 1; d >= 0; --d) {
       p[d] = static_cast<char>('0' + frac % 10);
       frac /= 10;
     }
-    p += precision;
+    p += kPrecision;
   }
   return p;
+}
+
+char* WriteFixedExact(char* p, double x, int precision) {
+  switch (precision) {
+    case 0:
+      return WriteFixedExactAt<0>(p, x);
+    case 1:
+      return WriteFixedExactAt<1>(p, x);
+    case 2:
+      return WriteFixedExactAt<2>(p, x);
+    default:
+      return nullptr;
+  }
 }
 
 bool AppendFixedExact(std::string& out, double x, int precision) {
@@ -137,8 +152,9 @@ Status LoadAware::FilterOne(const CycleState& cycle, const NodeState& node, Node
   if (!node.metrics_known) return Status::Fits();
   const EffectiveThresholds& t = cycle.thresholds;
   if (node.load.gpu_memory > t.gpu_memory.reject)
-    return Status::Deferred(Code::kUnfit, GpuMemoryReason,
-                            {Status::Real(node.load.gpu_memory), Status::Real(t.gpu_memory.reject)});
+    return Status::Deferred(
+        Code::kUnfit, GpuMemoryReason,
+        {Status::Real(node.load.gpu_memory), Status::Real(t.gpu_memory.reject)});
   if (cycle.uses_nvlink && node.load.nvlink > t.nvlink.reject)
     return Status::Deferred(Code::kUnfit, NvlinkReason,
                             {Status::Real(node.load.nvlink), Status::Real(t.nvlink.reject)});
