@@ -102,5 +102,32 @@ TEST(Text, StringListKeepsEachStringAndSurvivesACopy) {
   EXPECT_EQ(copy.bytes(), std::string("gpu-node-1ノードa\0b", 22));
 }
 
+// A copy (assigned or constructed) holds only the strings, and grows like the original.
+TEST(Text, StringListCopiesGrowAsTheOriginal) {
+  StringList list;
+  std::vector<std::string> want;
+  for (int i = 0; i < 100; ++i) {
+    want.push_back("node-" + std::to_string(i));
+    list.push_back(want.back());
+  }
+  StringList assigned;
+  assigned.push_back("stale");
+  assigned = list;
+  StringList constructed(list);
+  for (StringList* copy : {&assigned, &constructed}) {
+    EXPECT_EQ(copy->Strings(), want);
+    copy->push_back(std::string(300, 'x'));  // beyond the bytes copied
+    EXPECT_EQ((*copy)[100], std::string(300, 'x'));
+    EXPECT_EQ((*copy)[99], "node-99");
+  }
+  std::vector<std::string_view> views(list.size());
+  list.Views(views.data());
+  EXPECT_EQ(std::vector<std::string>(views.begin(), views.end()), want);
+  const StringList& itself = assigned;
+  assigned = itself;  // assigned to itself: keeps its strings
+  EXPECT_EQ(assigned.size(), 101u);
+  EXPECT_EQ(list.Strings(), want);
+}
+
 }  // namespace
 }  // namespace tidal

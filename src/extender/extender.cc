@@ -73,9 +73,11 @@ constexpr std::string_view kReasonPrefix = "tidal: ";
 // The plugin tag of a reason ("loadaware: GPU memory …" → "loadaware"): the
 // rejection counter's label, low-cardinality by construction.
 std::string_view ReasonLabel(std::string_view reason) {
-  const auto colon = reason.find(':');
-  if (colon == std::string_view::npos || colon > 24) return "other";
-  return reason.substr(0, colon);
+  // A plain loop over the few bytes a tag may take: memchr costs more to call.
+  const std::size_t limit = std::min<std::size_t>(reason.size(), 25);
+  for (std::size_t i = 0; i < limit; ++i)
+    if (reason[i] == ':') return reason.substr(0, i);
+  return "other";
 }
 
 // Adds `count` rejections by plugin tag `label` (a handful of tags: a list).
@@ -369,9 +371,11 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   auto& names = ctx->names;
   const std::size_t n = args.has_nodes ? args.nodes.size() : args.node_names.size();
   names.resize(n);
-  std::string_view* name = names.data();  // not push_back: its end pointer stays in memory
-  for (std::size_t i = 0; i < n; ++i)
-    name[i] = args.has_nodes ? std::string_view(args.nodes[i].name) : args.node_names[i];
+  if (args.has_nodes) {
+    for (std::size_t i = 0; i < n; ++i) names[i] = args.nodes[i].name;
+  } else {
+    args.node_names.Views(names.data());
+  }
 
   if (memo_applies) {
     std::vector<HostPriority> list(n);

@@ -44,11 +44,35 @@ inline bool SameBytes(std::string_view a, std::string_view b) {
 // valid (it holds offsets, not pointers).
 class StringList {
  public:
+  StringList() = default;
+  // A copy holds the strings, not the room left to grow (up to as much again).
+  StringList(const StringList& other)
+      : bytes_(other.bytes_.data(), other.used_), used_(other.used_), ends_(other.ends_) {}
+  StringList& operator=(const StringList& other) {
+    if (this != &other) {
+      bytes_.assign(other.bytes_.data(), other.used_);
+      used_ = other.used_;
+      ends_ = other.ends_;
+    }
+    return *this;
+  }
+  StringList(StringList&&) noexcept = default;
+  StringList& operator=(StringList&&) noexcept = default;
+
   std::size_t size() const { return ends_.size(); }
   bool empty() const { return ends_.empty(); }
   std::string_view operator[](std::size_t i) const {
     const std::uint32_t begin = i == 0 ? 0 : ends_[i - 1];
     return std::string_view(bytes_.data() + begin, ends_[i] - begin);
+  }
+  // Writes a view of each string to out[0, size()).
+  void Views(std::string_view* out) const {
+    const char* bytes = bytes_.data();
+    std::uint32_t begin = 0;
+    for (std::size_t i = 0; i < ends_.size(); ++i) {
+      out[i] = std::string_view(bytes + begin, ends_[i] - begin);
+      begin = ends_[i];
+    }
   }
   // Every string, back to back.
   std::string_view bytes() const { return std::string_view(bytes_.data(), used_); }
