@@ -102,6 +102,21 @@ TEST(Text, StringListKeepsEachStringAndSurvivesACopy) {
   EXPECT_EQ(copy.bytes(), std::string("gpu-node-1ノードa\0b", 22));
 }
 
+// CopyText copies every size exactly: nothing before or past the copy is written.
+TEST(Text, CopyTextCopiesEverySizeExactly) {
+  std::string source;
+  for (int i = 0; i < 40; ++i) source.push_back(static_cast<char>('a' + i % 26));
+  for (std::size_t n = 0; n <= source.size(); ++n) {
+    SCOPED_TRACE(n);
+    std::string out(64, '#');
+    char* end = CopyText(out.data() + 8,
+                         std::string_view(source).substr(3, std::min(n, source.size() - 3)));
+    const std::size_t copied = std::min(n, source.size() - 3);
+    EXPECT_EQ(end, out.data() + 8 + copied);
+    EXPECT_EQ(out, std::string(8, '#') + source.substr(3, copied) + std::string(56 - copied, '#'));
+  }
+}
+
 // A copy (assigned or constructed) holds only the strings, and grows like the original.
 TEST(Text, StringListCopiesGrowAsTheOriginal) {
   StringList list;

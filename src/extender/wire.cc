@@ -339,23 +339,6 @@ bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
   return p;
 }
 
-// Copies `text` to `p`: up to 16 bytes (node names) in two overlapping words
-// rather than a call to memcpy.
-[[gnu::always_inline]] inline char* CopyText(char* p, std::string_view text) {
-  const std::size_t n = text.size();
-  const char* s = text.data();
-  if (n >= 8 && n <= 16) {
-    std::uint64_t lo, hi;
-    std::memcpy(&lo, s, 8);
-    std::memcpy(&hi, s + n - 8, 8);
-    std::memcpy(p, &lo, 8);
-    std::memcpy(p + n - 8, &hi, 8);
-  } else {
-    std::memcpy(p, s, n);
-  }
-  return p + n;
-}
-
 // Writes `text` as a JSON string literal of `size` bytes (JsonStringSize) at `p`.
 [[gnu::always_inline]] inline char* WriteJsonString(char* p, std::string_view text,
                                                     std::size_t size) {
@@ -781,18 +764,24 @@ void EncodeHostPriorities(const StringList& names, std::span<const char> keep,
   char* p = out->data();
   *p++ = '[';
   bool first = true;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (!keep[i]) continue;
+  names.ForEach([&](std::size_t i, std::string_view name) {
+    if (!keep[i]) return;
     if (!first) *p++ = ',';
     first = false;
     p = WriteLiteral(p, kHost);
     *p++ = '"';
-    p = CopyText(p, names[i]);
+    p = CopyText(p, name);
     *p++ = '"';
     p = WriteLiteral(p, kScore);
-    p = std::to_chars(p, p + 21, scores[i]).ptr;
+    const std::int64_t score = scores[i];
+    if (score >= 0 && score <= 10) {  // kube-scheduler's range: one or two digits, no call
+      if (score == 10) *p++ = '1';
+      *p++ = static_cast<char>('0' + score % 10);
+    } else {
+      p = std::to_chars(p, p + 21, score).ptr;
+    }
     *p++ = '}';
-  }
+  });
   *p++ = ']';
   out->resize(static_cast<std::size_t>(p - out->data()));
 }

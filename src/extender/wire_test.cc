@@ -327,6 +327,10 @@ TEST(Wire, HostPrioritiesFromArraysAsFromAList) {
        {1, 1, 1, 1},
        {std::numeric_limits<std::int64_t>::max(), 0, 123456, 10}},
       {"a negative score", {"a", "b"}, {1, 1}, {std::numeric_limits<std::int64_t>::min(), 5}},
+      {"scores at the edges of 0..10",
+       {"a", "b", "c", "d", "e"},
+       {1, 1, 1, 1, 1},
+       {-1, 1, 9, 10, 11}},
       {"the widest score on a dropped node", {"a", "b"}, {1, 0}, {3, 99999999999}},
   };
   for (const auto& c : cases) {

@@ -39,6 +39,27 @@ inline bool SameBytes(std::string_view a, std::string_view b) {
   return true;
 }
 
+// Copies `text` to `p` and returns its end: up to 16 bytes (most node names) in
+// overlapping words rather than a call to memcpy.
+inline char* CopyText(char* p, std::string_view text) {
+  const std::size_t n = text.size();
+  const char* s = text.data();
+  const auto copy = [&](auto word) {
+    std::memcpy(&word, s, sizeof word);
+    std::memcpy(p, &word, sizeof word);
+    std::memcpy(&word, s + n - sizeof word, sizeof word);
+    std::memcpy(p + n - sizeof word, &word, sizeof word);
+  };
+  if (n >= 8 && n <= 16) {
+    copy(std::uint64_t{});
+  } else if (n >= 4 && n < 8) {
+    copy(std::uint32_t{});
+  } else if (n != 0) {  // an empty view may have no data
+    std::memcpy(p, s, n);
+  }
+  return p + n;
+}
+
 // A list of strings in one buffer: thousands of node names cost two allocations
 // (kept when cleared) and are appended without a per-string resize. Copies stay
 // valid (it holds offsets, not pointers).
@@ -65,20 +86,25 @@ class StringList {
     const std::uint32_t begin = i == 0 ? 0 : ends_[i - 1];
     return std::string_view(bytes_.data() + begin, ends_[i] - begin);
   }
-  // Writes a view of each string to out[0, size()).
-  void Views(std::string_view* out) const {
+  // Calls f(i, the i-th string) for each, in order.
+  template <class F>
+  void ForEach(F&& f) const {
     const char* bytes = bytes_.data();
     std::uint32_t begin = 0;
     for (std::size_t i = 0; i < ends_.size(); ++i) {
-      out[i] = std::string_view(bytes + begin, ends_[i] - begin);
+      f(i, std::string_view(bytes + begin, ends_[i] - begin));
       begin = ends_[i];
     }
+  }
+  // Writes a view of each string to out[0, size()).
+  void Views(std::string_view* out) const {
+    ForEach([out](std::size_t i, std::string_view s) { out[i] = s; });
   }
   // Every string, back to back.
   std::string_view bytes() const { return std::string_view(bytes_.data(), used_); }
   void push_back(std::string_view s) {
     if (s.size() > bytes_.size() - used_) Grow(s.size());
-    if (!s.empty()) std::memcpy(bytes_.data() + used_, s.data(), s.size());
+    CopyText(bytes_.data() + used_, s);
     used_ += static_cast<std::uint32_t>(s.size());
     ends_.push_back(used_);
   }
