@@ -102,8 +102,10 @@ class StringList {
   }
   // Every string, back to back.
   std::string_view bytes() const { return std::string_view(bytes_.data(), used_); }
-  void push_back(std::string_view s) {
-    if (s.size() > bytes_.size() - used_) Grow(s.size());
+  // Inlined where names are decoded (thousands per request); growing is out of line.
+  [[gnu::always_inline]] void push_back(std::string_view s) {
+    if (s.size() > bytes_.size() - used_) [[unlikely]]
+      Grow(s.size());
     CopyText(bytes_.data() + used_, s);
     used_ += static_cast<std::uint32_t>(s.size());
     ends_.push_back(used_);
@@ -124,7 +126,9 @@ class StringList {
   }
 
  private:
-  void Grow(std::size_t more) { bytes_.resize(std::max(2 * bytes_.size(), used_ + more + 64)); }
+  [[gnu::noinline]] void Grow(std::size_t more) {
+    bytes_.resize(std::max(2 * bytes_.size(), used_ + more + 64));
+  }
   std::string bytes_;  // [0, used_) holds the strings; the rest is room to grow
   std::uint32_t used_ = 0;
   std::vector<std::uint32_t> ends_;  // offsets past each string; under 4 GiB in all
