@@ -435,10 +435,10 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     part.end = std::min(n, part.begin + part_size);
     EvaluatePart(view.get(), index, now, args, names, pod, runner, filter, m.get(), nodes, &part);
   };
-  // The helpers only for a request decided alone: when requests overlap (a burst,
+  // The helpers only for a large request decided alone: when requests overlap (a burst,
   // several schedulers) the cores are already busy, and a part waiting for a
   // helper that another request's thread has displaced is only later.
-  if (in_flight_.load(std::memory_order_relaxed) == 1) {
+  if (n >= kMinNodesForHelpers && in_flight_.load(std::memory_order_relaxed) == 1) {
     workers_->Run(static_cast<int>(part_count), run_part);
   } else {
     for (std::size_t k = 0; k < part_count; ++k) run_part(static_cast<int>(k));
