@@ -67,8 +67,14 @@ struct Extender::FilterMemo {
 
 namespace {
 
-// Before every reason of ours in FailedNodes: kube-scheduler shows them with others'.
-constexpr std::string_view kReasonPrefix = "tidal: ";
+// A rejection's FailedNodes text, appended to `out`: ours are prefixed, since
+// kube-scheduler shows them with others'. Returns where the plugin's own text starts.
+std::size_t AppendRejectionText(const Status& status, std::string* out) {
+  out->append("tidal: ");
+  const std::size_t text_at = out->size();
+  status.AppendReason(out);
+  return text_at;
+}
 
 // The plugin tag of a reason ("loadaware: GPU memory …" → "loadaware"): the
 // rejection counter's label, low-cardinality by construction.
@@ -268,22 +274,18 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
       // The reason is formatted once, straight into the reply's member.
       std::string* run = unresolvable ? &part->unresolvable_json : &part->failed_json;
       const std::size_t value_at = OpenJsonMember(names[i], run);
-      run->append(kReasonPrefix);
-      const std::size_t text_at = run->size();
-      res.status.AppendReason(run);
+      const std::size_t text_at = AppendRejectionText(res.status, run);
       CountRejections(ReasonLabel(std::string_view(*run).substr(text_at)), 1, &part->rejected_by);
       CloseJsonMember(value_at, run);
       part->rejections.push_back({static_cast<std::uint32_t>(i), 0, unresolvable});
       continue;
     }
     // The reasons are formatted here, once, into one buffer.
-    const std::size_t at = part->reasons.size();
-    part->reasons.append(kReasonPrefix);
-    res.status.AppendReason(&part->reasons);
-    const std::string_view reason = std::string_view(part->reasons).substr(at);
+    const std::size_t text_at = AppendRejectionText(res.status, &part->reasons);
     part->rejections.push_back({static_cast<std::uint32_t>(i),
                                 static_cast<std::uint32_t>(part->reasons.size()), unresolvable});
-    CountRejections(ReasonLabel(reason.substr(kReasonPrefix.size())), 1, &part->rejected_by);
+    CountRejections(ReasonLabel(std::string_view(part->reasons).substr(text_at)), 1,
+                    &part->rejected_by);
   }
   part->reasons_encoded = encode;
 }
@@ -493,8 +495,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
           // Only with whenAllRejected: least-loaded, all rejected: the texts again.
           part.reasons.clear();
           for (auto& rej : part.rejections) {
-            part.reasons.append(kReasonPrefix);
-            result(rej.node).status.AppendReason(&part.reasons);
+            AppendRejectionText(result(rej.node).status, &part.reasons);
             rej.end = static_cast<std::uint32_t>(part.reasons.size());
           }
         }

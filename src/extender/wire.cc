@@ -377,18 +377,6 @@ void AppendJsonListItem(std::string_view text, std::string* run) {
   WriteJsonString(p, text, size);
 }
 
-void AppendJsonMember(std::string_view key, std::string_view value, std::string* run) {
-  const std::size_t key_size = JsonStringSize(key), value_size = JsonStringSize(value);
-  const std::size_t at = run->size();
-  const std::size_t comma = at == 0 ? 0 : 1;
-  run->resize(at + comma + key_size + 1 + value_size);
-  char* p = run->data() + at;
-  if (comma) *p++ = ',';
-  p = WriteJsonString(p, key, key_size);
-  *p++ = ':';
-  WriteJsonString(p, value, value_size);
-}
-
 std::size_t OpenJsonMember(std::string_view key, std::string* run) {
   const std::size_t key_size = JsonStringSize(key);
   const std::size_t at = run->size();

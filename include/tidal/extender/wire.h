@@ -77,7 +77,7 @@ struct FilterResult {
   std::vector<std::pair<std::string_view, std::string_view>> failed;
   std::vector<std::pair<std::string_view, std::string_view>> unresolvable;
   // Runs already encoded (by the threads that decided on parts of the nodes,
-  // with AppendJsonListItem and AppendJsonMember): written after the entries
+  // with AppendJsonListItem and OpenJsonMember/CloseJsonMember): written after the entries
   // above, in order; empty runs are skipped.
   std::vector<std::string_view> node_names_json, failed_json, unresolvable_json;
   std::string error;
@@ -86,12 +86,11 @@ void EncodeFilterResult(const FilterResult& r, std::string* out);
 // Appends `text` as a JSON string to a comma-separated run (the comma first
 // unless the run is empty).
 void AppendJsonListItem(std::string_view text, std::string* run);
-// Appends the member "key":"value" to a comma-separated run.
-void AppendJsonMember(std::string_view key, std::string_view value, std::string* run);
-// The same member with its value written in place, where it is formatted:
-// OpenJsonMember appends `"key":"` (after a comma unless the run is empty) and
-// returns where the value starts; the caller appends the value's text as it is;
-// CloseJsonMember escapes that text if it needs it and closes the string.
+// Appends the member "key":"value" to a comma-separated run, its value written in
+// place where it is formatted: OpenJsonMember appends `"key":"` (after a comma
+// unless the run is empty) and returns where the value starts; the caller appends
+// the value's text as it is; CloseJsonMember escapes that text if it needs it and
+// closes the string.
 std::size_t OpenJsonMember(std::string_view key, std::string* run);
 void CloseJsonMember(std::size_t value_at, std::string* run);
 
