@@ -1,7 +1,8 @@
+#include "tidal/policy/cycle.h"
+
 #include <algorithm>
 #include <cctype>
-
-#include "tidal/policy/cycle.h"
+#include <limits>
 
 namespace tidal {
 namespace {
@@ -20,9 +21,12 @@ Bytes EstimateMemoryNeed(const MemoryEstimate& estimate, const PodDemand& pod) {
     // CUDA context plus activations and optimiser state: 2–3× the parameters,
     // spread over the pod's GPUs.
     const int gpus = std::max(1, pod.gpu_count);
-    return estimate.cuda_context +
-           static_cast<Bytes>(estimate.parameter_factor * static_cast<double>(pod.model_size) /
-                              gpus);
+    const double need = static_cast<double>(estimate.cuda_context) +
+                        estimate.parameter_factor * static_cast<double>(pod.model_size) / gpus;
+    // The model size is user input: an absurd one saturates (the pod fits on no
+    // GPU) rather than overflowing the conversion.
+    constexpr Bytes kMaxNeed = std::numeric_limits<Bytes>::max();
+    return need < static_cast<double>(kMaxNeed) ? static_cast<Bytes>(need) : kMaxNeed;
   }
   auto it = estimate.by_load_type.find(pod.load_type);
   return it != estimate.by_load_type.end() ? it->second : estimate.fallback;
@@ -46,7 +50,8 @@ Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleSt
   out->pod = &pod;
   if (!pod.invalid_reason.empty()) return Status::Unresolvable(pod.invalid_reason);
   out->thresholds = ResolveThresholds(config, pod);
-  out->memory_need_per_gpu = pod.gpu_count > 0 ? EstimateMemoryNeed(config.memory_estimate, pod) : 0;
+  out->memory_need_per_gpu =
+      pod.gpu_count > 0 ? EstimateMemoryNeed(config.memory_estimate, pod) : 0;
   if (learned)
     if (const auto estimate = learned->EstimateFor(pod)) out->memory_need_per_gpu = *estimate;
   out->uses_nvlink = PodUsesNvlink(config.nvlink, pod);

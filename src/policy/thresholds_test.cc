@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "testing/builders.h"
 #include "tidal/policy/cycle.h"
 
@@ -30,14 +32,14 @@ TEST(Thresholds, ResolutionFollowsClusterNamespaceAndPod) {
       {"namespace thresholds", PodBuilder().Namespace("research").Build(), 0.75, 0.89},
       {"a tenant without overrides inherits the cluster's", PodBuilder().Namespace("batch").Build(),
        0.70, 0.82},
-      {"annotation inside the namespace's range", PodBuilder().Namespace("research").RejectThreshold(0.80).Build(),
-       0.75, 0.77},
+      {"annotation inside the namespace's range",
+       PodBuilder().Namespace("research").RejectThreshold(0.80).Build(), 0.75, 0.77},
       {"annotation cannot raise beyond the namespace's maximum",
        PodBuilder().Namespace("research").RejectThreshold(1.0).Build(), 0.75, 0.87},
       {"annotation cannot go below the namespace's minimum",
        PodBuilder().Namespace("research").RejectThreshold(0.1).Build(), 0.57, 0.57},
-      {"no tenant: an annotation may only lower the threshold", PodBuilder().RejectThreshold(0.99).Build(),
-       0.70, 0.82},
+      {"no tenant: an annotation may only lower the threshold",
+       PodBuilder().RejectThreshold(0.99).Build(), 0.70, 0.82},
       {"no tenant: lowering works", PodBuilder().RejectThreshold(0.60).Build(), 0.57, 0.57},
   };
   const PolicyConfig config = WithTenants();
@@ -73,7 +75,8 @@ TEST(Thresholds, BandPositionIsClampedAndSafeWhenDegenerate) {
 }
 
 TEST(Cycle, MalformedPodIsUnresolvableEverywhere) {
-  const PodDemand pod = PodBuilder().Invalid("annotation ai.gpu-reject-threshold: \"NaN\" is not a number").Build();
+  const PodDemand pod =
+      PodBuilder().Invalid("annotation ai.gpu-reject-threshold: \"NaN\" is not a number").Build();
   CycleState cs;
   const Status s = BuildCycleState(DefaultPolicyConfig(), pod, &cs);
   EXPECT_EQ(s.code(), Code::kUnresolvable);
@@ -88,12 +91,14 @@ TEST(Cycle, NvlinkDetection) {
   };
   const Case cases[] = {
       {"explicit requirement", PodBuilder().Gpus(1).NvlinkRequired().Build(), true},
-      {"pytorch image with two GPUs", PodBuilder().Gpus(2).Image("nvcr.io/nvidia/pytorch:24.01").Build(), true},
+      {"pytorch image with two GPUs",
+       PodBuilder().Gpus(2).Image("nvcr.io/nvidia/pytorch:24.01").Build(), true},
       {"seed fix: pytorch image with one GPU is not NVLink",
        PodBuilder().Gpus(1).Image("pytorch/pytorch:2.1").Build(), false},
       {"auto annotation with two GPUs", PodBuilder().Gpus(2).AutoNvlink().Build(), true},
       {"auto annotation with one GPU", PodBuilder().Gpus(1).AutoNvlink().Build(), false},
-      {"another image with two GPUs", PodBuilder().Gpus(2).Image("tensorflow/tensorflow").Build(), false},
+      {"another image with two GPUs", PodBuilder().Gpus(2).Image("tensorflow/tensorflow").Build(),
+       false},
   };
   const PolicyConfig c = DefaultPolicyConfig();
   for (const Case& tc : cases) {
@@ -109,8 +114,13 @@ TEST(Cycle, MemoryEstimate) {
   PodDemand model = PodBuilder().Gpus(2).Build();
   model.model_size = 4 * kGi;  // 1 GiB context + 3 × 4 GiB / 2 GPUs
   EXPECT_EQ(EstimateMemoryNeed(e, model), 7 * kGi);
-  EXPECT_EQ(EstimateMemoryNeed(e, PodBuilder().Gpus(1).LoadType(LoadType::kGpuHeavy).Build()), 16 * kGi);
+  EXPECT_EQ(EstimateMemoryNeed(e, PodBuilder().Gpus(1).LoadType(LoadType::kGpuHeavy).Build()),
+            16 * kGi);
   EXPECT_EQ(EstimateMemoryNeed(e, PodBuilder().Gpus(1).Build()), 8 * kGi);
+  // An absurd model size (an annotation: user input) saturates, never wraps.
+  PodDemand absurd = PodBuilder().Gpus(1).Build();
+  absurd.model_size = std::numeric_limits<Bytes>::max() / 2;  // 3 × that overflows
+  EXPECT_EQ(EstimateMemoryNeed(e, absurd), std::numeric_limits<Bytes>::max());
 }
 
 }  // namespace
