@@ -279,6 +279,7 @@ TEST_F(Stack, OnlyTheExtendersPublishedSeriesAreUsed) {
                                            "tidal_extender_request_duration_seconds_count",
                                            "tidal_extender_snapshot_age_seconds",
                                            "tidal_extender_fallback_stage",
+                                           "tidal_extender_fallback_golden_pool_empty",
                                            "tidal_extender_unknown_nodes",
                                            "tidal_extender_rejections_total",
                                            "tidal_extender_reservations_in_flight"};

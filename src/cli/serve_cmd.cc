@@ -141,7 +141,7 @@ int RunServe(const ServeFlags& f) {
     extender::BinderOptions bo;
     bo.reservations = config.reservations.enabled;
     binder = std::make_unique<extender::Binder>(
-        ext, *api, &inflight, [&refresher] { refresher.Republish(); }, clock,
+        ext, *api, &inflight, [&refresher] { refresher.PublishReservations(); }, clock,
         [](TimeMs ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }, log,
         &metrics, bo);
     server.SetBinder(binder.get());

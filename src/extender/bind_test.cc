@@ -69,7 +69,7 @@ struct BindFixture {
     bo.reservations = reservations;
     bo.first_backoff_ms = 1;
     binder = std::make_unique<Binder>(
-        *ext, *client, &inflight, [this] { refresher->Republish(); }, clock,
+        *ext, *client, &inflight, [this] { refresher->PublishReservations(); }, clock,
         [this](TimeMs ms) { slept_ms += ms; }, log, &metrics, bo);
   }
 
@@ -199,7 +199,7 @@ TEST(Bind, AReservationIsPublishedWhileAFetchHangs) {
   f.source.hold = nullptr;
 }
 
-TEST(Bind, AnnotatesTheGpusAndCreatesTheBinding) {
+TEST(Bind, CreatesTheBindingCarryingTheGpuAnnotation) {
   BindFixture f(true);
   f.api.PutPod(BurstPod(0));
   ASSERT_EQ(f.Schedule(BurstPod(0)), "a");
@@ -209,17 +209,14 @@ TEST(Bind, AnnotatesTheGpusAndCreatesTheBinding) {
   std::vector<testing::FakeApiServer::Recorded> calls;
   for (const auto& r : f.api.requests())
     if (r.method != "GET") calls.push_back(r);
-  ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(calls[0].method, "PATCH");
-  EXPECT_EQ(calls[0].path, "/api/v1/namespaces/ml/pods/burst-0");
-  EXPECT_EQ(calls[0].content_type, "application/merge-patch+json");
-  EXPECT_EQ(json::parse(calls[0].body),
-            json::parse(R"({"metadata":{"annotations":{"tidal.io/gpus":"0"}}})"));
-  EXPECT_EQ(calls[1].method, "POST");
-  EXPECT_EQ(calls[1].path, "/api/v1/namespaces/ml/pods/burst-0/binding");
-  EXPECT_EQ(calls[1].authorization, "Bearer secret");
-  EXPECT_EQ(json::parse(calls[1].body), json::parse(R"({"apiVersion":"v1","kind":"Binding",
-                "metadata":{"name":"burst-0","namespace":"ml","uid":"uid-burst-0"},
+  // One write: the Binding carries the annotation (no patch before it).
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].method, "POST");
+  EXPECT_EQ(calls[0].path, "/api/v1/namespaces/ml/pods/burst-0/binding");
+  EXPECT_EQ(calls[0].authorization, "Bearer secret");
+  EXPECT_EQ(json::parse(calls[0].body), json::parse(R"({"apiVersion":"v1","kind":"Binding",
+                "metadata":{"name":"burst-0","namespace":"ml","uid":"uid-burst-0",
+                            "annotations":{"tidal.io/gpus":"0"}},
                 "target":{"apiVersion":"v1","kind":"Node","name":"a"}})"));
 }
 
@@ -274,11 +271,52 @@ TEST(Bind, FailsClearlyWithoutPlacingWhatItCannot) {
       << r.dump();
   r = json::parse(f.binder->Bind("{").body);
   EXPECT_NE(r["Error"].get<std::string>().find("tidal:"), std::string::npos);
-  // The pod is gone from the API server: the patch fails, nothing stays reserved.
+  // The pod is gone from the API server: the binding fails, nothing stays reserved.
   std::string error;
   EXPECT_EQ(f.Schedule(BurstPod(5), &error), "");
   EXPECT_NE(error.find("not found"), std::string::npos) << error;
   EXPECT_EQ(f.inflight.size(), 0u);
+}
+
+// A node advertises nvidia.com/gpu as GPUs × replicas; each GPU can be given to
+// that many pods, whatever its free memory. A burst of small pods on the one cool
+// node fills every GPU's slots, and no more.
+TEST(Bind, ABurstGetsNoGpuMoreOftenThanItHasDeviceSlots) {
+  struct Case {
+    std::string name;
+    int allocatable;  // on node a, which has 4 GPUs
+    int slots_per_gpu;
+  };
+  const std::vector<Case> cases = {
+      {"one slot per GPU", 4, 1},
+      {"time-sliced 2 ways", 8, 2},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    BindFixture f(true);
+    for (const char* hot : {"b", "c", "d"}) f.source.snapshot.nodes[hot] = Node(0.95);
+    NodeInfo info;
+    info.allocatable_gpus = c.allocatable;
+    f.catalog.Put("a", info);
+    f.refresher->RefreshOnce();
+    std::map<std::string, int> pods_by_gpus;
+    for (int i = 0; i < c.allocatable + 2; ++i) {
+      json pod = testing::TestPod("ml", "small-" + std::to_string(i), 1, "", "Pending",
+                                  {{"ai.gpu-memory", "1Gi"}});
+      f.api.PutPod(pod);
+      const std::string node = f.Schedule(pod);
+      if (i >= c.allocatable) {
+        EXPECT_EQ(node, "") << "pod " << i << " bound with every slot taken";
+        continue;
+      }
+      ASSERT_EQ(node, "a") << "pod " << i;
+      const std::string gpus =
+          f.api.pod("ml", "small-" + std::to_string(i))["metadata"]["annotations"]["tidal.io/gpus"];
+      EXPECT_LT(pods_by_gpus[gpus]++, c.slots_per_gpu) << "GPU " << gpus << " promised twice";
+    }
+    EXPECT_EQ(pods_by_gpus.size(), 4u);
+    for (const auto& [g, n] : pods_by_gpus) EXPECT_EQ(n, c.slots_per_gpu) << "GPU " << g;
+  }
 }
 
 TEST(Bind, ReservationsEndWhenASampleShowsThePod) {

@@ -52,7 +52,9 @@ Reply Binder::Fail(const std::string& outcome, const std::string& error) {
   metrics_->binds.With({outcome}).Add(1);
   log_->warn("bind: {}", error);
   Reply reply;
-  EncodeBindingResult("tidal: " + error, &reply.body);
+  std::string text = "tidal: " + error;
+  SpellOutPercentSigns(&text);
+  EncodeBindingResult(text, &reply.body);
   return reply;
 }
 
@@ -68,57 +70,70 @@ std::string Describe(const kube::HttpResponse& r) {
 
 Reply Binder::Bind(std::string_view body) {
   const auto t0 = std::chrono::steady_clock::now();
+  std::string outcome = "error";
+  Reply reply = BindTimed(body, &outcome);
+  metrics_->bind_duration.With({outcome}, BindLatencyBuckets())
+      .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return reply;
+}
+
+Status Binder::PlaceAndReserve(const PodDemand& pod, const BindingArgs& args,
+                               Extender::Placement* placement) {
+  // Two binds at once must not take the same GPUs: the placement and its
+  // reservation are one step, and the reservation is published before the next
+  // placement reads the view. Nothing under this lock waits on I/O or grows
+  // with the cluster (PublishReservations makes only this node again).
+  std::lock_guard<std::mutex> lock(place_mu_);
+  if (Status s = extender_.Place(pod, args.node, placement); !s.ok()) return s;
+  if (!inflight_ || !options_.reservations) return Status::Fits();
+  Reservation r;
+  r.pod = pod.Key();
+  r.node = args.node;
+  r.gpus = placement->gpus;
+  r.gpu_count = pod.gpu_count;
+  r.memory_per_gpu = placement->memory_per_gpu;
+  r.uses_nvlink = placement->uses_nvlink;
+  r.placed_at_ms = clock_.NowMs();
+  r.requested_counted = false;
+  inflight_->Add(std::move(r));
+  if (republish_) republish_();
+  return Status::Fits();
+}
+
+Reply Binder::BindTimed(std::string_view body, std::string* outcome) {
   BindingArgs args;
   if (Status s = DecodeBindingArgs(body, &args); !s.ok()) return Fail("error", s.reason());
   const std::string key = args.pod_namespace + "/" + args.pod_name;
   std::optional<PodDemand> pod = extender_.RecentPod(args.pod_uid, key);
-  if (!pod)
-    return Fail("unknown_pod", key + ": not seen in a filter request, cannot place its GPUs");
-
-  // Place and reserve in one step: two binds at once must not take the same GPUs.
+  if (!pod) {
+    *outcome = "unknown_pod";
+    return Fail(*outcome, key + ": not seen in a filter request, cannot place its GPUs");
+  }
+  pod->namespace_name = args.pod_namespace;
+  pod->name = args.pod_name;
   Extender::Placement placement;
-  {
-    std::lock_guard<std::mutex> lock(place_mu_);
-    if (Status s = extender_.Place(*pod, args.node, &placement); !s.ok())
-      return Fail("unfit", key + " on " + args.node + ": " + s.reason());
-    if (inflight_ && options_.reservations) {
-      Reservation r;
-      r.pod = key;
-      r.node = args.node;
-      r.gpus = placement.gpus;
-      r.gpu_count = pod->gpu_count;
-      r.memory_per_gpu = placement.memory_per_gpu;
-      r.uses_nvlink = placement.uses_nvlink;
-      r.placed_at_ms = clock_.NowMs();
-      r.requested_counted = false;
-      inflight_->Add(std::move(r));
-      if (republish_) republish_();
-    }
+  if (Status s = PlaceAndReserve(*pod, args, &placement); !s.ok()) {
+    *outcome = "unfit";
+    return Fail(*outcome, key + " on " + args.node + ": " + s.reason());
   }
   auto drop = [&] {
     if (inflight_ && options_.reservations && inflight_->Remove(key) && republish_) republish_();
   };
 
+  // One write: the API server sets spec.nodeName and copies the Binding's
+  // annotations onto the pod together, so the pod is never seen bound without
+  // its GPUs (by our pod watch, or by a device plugin admitting it).
   int retries = 0;
   const std::string pod_path = "/api/v1/namespaces/" + kube::UrlEncode(args.pod_namespace) +
                                "/pods/" + kube::UrlEncode(args.pod_name);
   const std::string gpus = FormatGpuIndices(placement.gpus);
-  if (!gpus.empty()) {
-    const kube::HttpResponse r =
-        Call({"PATCH", pod_path, kube::EncodeAnnotationPatch(options_.gpu_annotation, gpus),
-              "application/merge-patch+json"},
-             &retries);
-    if (!r.ok()) {
-      drop();
-      return Fail("error", key + ": annotating " + options_.gpu_annotation + "=" + gpus + ": " +
-                               Describe(r));
-    }
-  }
-  kube::HttpResponse r =
-      Call({"POST", pod_path + "/binding",
-            kube::EncodeBinding(args.pod_namespace, args.pod_name, args.pod_uid, args.node),
-            "application/json"},
-           &retries);
+  std::vector<std::pair<std::string, std::string>> annotations;
+  if (!gpus.empty()) annotations.emplace_back(options_.gpu_annotation, gpus);
+  kube::HttpResponse r = Call(
+      {"POST", pod_path + "/binding",
+       kube::EncodeBinding(args.pod_namespace, args.pod_name, args.pod_uid, args.node, annotations),
+       "application/json"},
+      &retries);
   if (!r.ok() && r.status == 409 && retries > 0) {
     // An earlier attempt may have bound it and lost the answer: then it is done.
     const kube::HttpResponse got = api_.Do({"GET", pod_path, "", ""});
@@ -130,11 +145,10 @@ Reply Binder::Bind(std::string_view body) {
     drop();
     return Fail("error", key + ": binding to " + args.node + ": " + Describe(r));
   }
+  *outcome = "bound";
   metrics_->binds.With({"bound"}).Add(1);
   if (inflight_) metrics_->reservations_in_flight.Set(static_cast<double>(inflight_->in_flight()));
-  log_->debug(
-      "bind {} → {} GPUs [{}] ({} retries, {:.1f} ms)", key, args.node, gpus, retries,
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  log_->debug("bind {} → {} GPUs [{}] ({} retries)", key, args.node, gpus, retries);
   Reply reply;
   EncodeBindingResult("", &reply.body);
   return reply;

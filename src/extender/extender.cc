@@ -17,6 +17,10 @@ std::vector<double> LatencyBuckets() {
   return {50e-6, 100e-6, 200e-6, 300e-6, 500e-6, 1e-3, 2e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 1};
 }
 
+std::vector<double> BindLatencyBuckets() {
+  return {1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1, 2, 5};
+}
+
 // One part of a request's candidates, [begin, end): resolved, evaluated and, for
 // a filter, their rejections written by one thread.
 struct Extender::Part {
@@ -73,6 +77,7 @@ std::size_t AppendRejectionText(const Status& status, std::string* out) {
   out->append("tidal: ");
   const std::size_t text_at = out->size();
   status.AppendReason(out);
+  SpellOutPercentSigns(out, text_at);
   return text_at;
 }
 
@@ -144,6 +149,32 @@ void Extender::Release(std::unique_ptr<Context> c) {
 }
 
 int Extender::Stage(TimeMs now_ms, const ClusterView& view) const {
+  const int stage = StageBySource(now_ms, view);
+  return stage == 2 && !GoldenPoolHasNodes(view) ? 1 : stage;
+}
+
+bool Extender::GoldenPoolHasNodes(const ClusterView& view) const {
+  if (golden_in_payloads_.load()) return true;
+  std::lock_guard<std::mutex> lock(golden_mu_);
+  const std::weak_ptr<const NodeMap>& checked = golden_checked_;
+  const bool same =
+      !checked.owner_before(view.nodes) && !view.nodes.owner_before(checked) && !checked.expired();
+  if (same) return golden_has_nodes_;
+  golden_has_nodes_ = std::any_of(view.nodes->begin(), view.nodes->end(),
+                                  [&](const auto& kv) { return InGoldenPool(kv.second.labels); });
+  golden_checked_ = view.nodes;
+  return golden_has_nodes_;
+}
+
+bool Extender::InGoldenPool(const Labels& labels) const {
+  return std::all_of(config_.fallback.golden_pool.begin(), config_.fallback.golden_pool.end(),
+                     [&](const auto& kv) {
+                       const auto it = labels.find(kv.first);
+                       return it != labels.end() && it->second == kv.second;
+                     });
+}
+
+int Extender::StageBySource(TimeMs now_ms, const ClusterView& view) const {
   const SourceHealth& h = view.health;
   // A fetch that hangs is a failure once the next snapshot is overdue. A fetch is
   // kQueriesPerFetch queries, each bounded by queryTimeout: a slow source that still
@@ -160,8 +191,27 @@ int Extender::Stage(TimeMs now_ms, const ClusterView& view) const {
   return now_ms - failing_since < config_.fallback.stage2_after_ms ? 1 : 2;
 }
 
+Extender::StageVerdict Extender::StageNow(TimeMs now_ms, const ClusterView& view) const {
+  const int by_source = StageBySource(now_ms, view);
+  const bool golden_empty = by_source == 2 && !GoldenPoolHasNodes(view);
+  return {golden_empty ? 1 : by_source, golden_empty};
+}
+
 int Extender::ObserveStage(TimeMs now_ms, const ClusterView& view) {
-  const int stage = Stage(now_ms, view);
+  const StageVerdict v = StageNow(now_ms, view);
+  NoteStage(v, view);
+  return v.stage;
+}
+
+void Extender::NoteStage(StageVerdict v, const ClusterView& view) {
+  const int stage = v.stage;
+  if (last_golden_empty_.exchange(v.golden_empty) != v.golden_empty) {
+    metrics_->golden_pool_empty.Set(v.golden_empty ? 1 : 0);
+    if (v.golden_empty)
+      log_->error(
+          "fallback: stage 2 is due but no node is in the golden pool: staying on stage 1 "
+          "(remaining allocatable GPUs); label nodes with fallback.goldenPool");
+  }
   const int before = last_stage_.exchange(stage);
   if (before != stage) {
     metrics_->fallback_stage.Set(stage);
@@ -177,7 +227,6 @@ int Extender::ObserveStage(TimeMs now_ms, const ClusterView& view) {
       }
     }
   }
-  return stage;
 }
 
 Extender::VerbInstruments Extender::InstrumentsFor(const std::string& verb) {
@@ -213,7 +262,7 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
     bool fresh;
     if (index) {
       if (i + kAhead < end) index->Prefetch(hashes[i + kAhead - begin]);
-      const NodeIndex::Entry* e = index->Lookup(names[i], hashes[i - begin]);
+      const NodeIndex::Entry* e = view->Lookup(names[i], hashes[i - begin]);
       known = e ? e->node : nullptr;
       // The policy reads the node's first line next: asked for now, it is in
       // cache by then.
@@ -338,7 +387,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   };
   const auto view = store_.Load();
   const TimeMs now = clock_.NowMs();
-  const int stage = ObserveStage(now, *view);
+  StageVerdict stage_verdict = StageNow(now, *view);
+  int stage = stage_verdict.stage;
   // Prioritize right after filter for the same pod and view: reuse its verdicts.
   std::shared_ptr<const FilterMemo> memo;
   if (!filter) {
@@ -351,6 +401,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   // filter's survivors' scores, in order.
   if (memo_current && !memo->prioritize_body.empty() &&
       TrimJsonSpaceRight(body) == memo->prioritize_body) {
+    NoteStage(stage_verdict, *view);
     EncodeHostPriorities(memo->names, memo->feasible, memo->priorities, &reply.body);
     reused_answer_->Add(1);
     log_decision(memo->pod_key, static_cast<std::size_t>(memo->survivors), memo->survivors,
@@ -361,6 +412,16 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   Status s = ctx->decoder.Decode(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);
   if (!s.ok()) return bad_request(s);
   const ExtenderArgs& args = ctx->args;
+  // Without the API watch the view has no labels: the Node objects sent show
+  // whether the golden pool has nodes.
+  if (stage >= 1 && args.has_nodes && !golden_in_payloads_.load() &&
+      std::any_of(args.nodes.begin(), args.nodes.end(),
+                  [&](const WireNode& w) { return InGoldenPool(w.labels); })) {
+    golden_in_payloads_.store(true);  // from now on the pool is known to have nodes
+    if (stage_verdict.golden_empty) stage_verdict = {2, false};
+  }
+  stage = stage_verdict.stage;
+  NoteStage(stage_verdict, *view);
   const PodDemand pod = ToPodDemand(args.pod);
   if (filter) {
     std::lock_guard<std::mutex> lock(recent_mu_);
@@ -429,7 +490,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     m->feasible.resize(n);
     m->priorities.resize(n);
   }
-  const NodeIndex* index = view->Index();
+  // Indexed lookups only when both maps are indexed (a published view always is).
+  const NodeIndex* index = view->ReservedIndex() ? view->Index() : nullptr;
   const Runner& runner = *runners_[stage];
   const auto run_part = [&](int k) {
     Part& part = ctx->parts[k];
@@ -471,6 +533,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     std::string pod_reason;
     if (!pod_status.ok()) {
       pod_reason = "tidal: " + pod_status.reason();
+      SpellOutPercentSigns(&pod_reason);
       rejected_by.emplace_back("pod", static_cast<int>(n));
       for (std::size_t i = 0; i < n; ++i) r.unresolvable.emplace_back(names[i], pod_reason);
     } else if (!args.has_nodes && !least_loaded) {

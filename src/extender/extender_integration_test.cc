@@ -181,7 +181,7 @@ TEST_F(ServeOverPrometheus, LiveVerdictsThenBothFallbackStagesThenRecovery) {
   json j = json::parse(r->body);
   EXPECT_EQ(j["NodeNames"], json({"gpu-idle", "gpu-warm"})) << r->body;
   EXPECT_EQ(j["FailedNodes"]["gpu-full"],
-            "tidal: loadaware: GPU memory 92% over reject threshold 82%");
+            "tidal: loadaware: GPU memory 92 percent over reject threshold 82 percent");
   EXPECT_EQ(j["FailedNodes"]["gpu-slow"],
             "tidal: loadaware: storage await 95.0 ms over reject threshold 67.9 ms");
   r = Post("prioritize", NamesArgs({"gpu-idle", "gpu-warm"}));
@@ -223,6 +223,7 @@ TEST_F(ServeOverPrometheus, LiveVerdictsThenBothFallbackStagesThenRecovery) {
         "tidal_extender_request_duration_seconds_bucket", "tidal_extender_snapshot_age_seconds",
         "tidal_extender_rejections_total{reason=\"loadaware\"}",
         "tidal_extender_fallback_transitions_total{stage=\"2\"}",
+        "tidal_extender_fallback_golden_pool_empty 0",
         "tidal_extender_prioritize_reuse_total{reuse=\"answer\"}"})
     EXPECT_NE(metrics.find(family), std::string::npos) << family;
   const std::string log = ReadFile(dir_.path() + "/serve.log");

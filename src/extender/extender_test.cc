@@ -127,7 +127,9 @@ TEST(Extender, FiltersAndScoresOnLiveLoad) {
   EXPECT_TRUE(j["Nodes"].is_null());
   EXPECT_EQ(Names(j["NodeNames"]), (std::vector<std::string>{"idle", "warm", "no-series"}))
       << j.dump();
-  EXPECT_EQ(j["FailedNodes"]["full"], "tidal: loadaware: GPU memory 95% over reject threshold 82%");
+  // No '%': kube-scheduler's events would mangle it.
+  EXPECT_EQ(j["FailedNodes"]["full"],
+            "tidal: loadaware: GPU memory 95 percent over reject threshold 82 percent");
   EXPECT_EQ(j["FailedNodes"]["slow-disk"],
             "tidal: loadaware: storage await 90.0 ms over reject threshold 67.9 ms");
   EXPECT_TRUE(j["FailedAndUnresolvableNodes"].empty());
@@ -209,6 +211,33 @@ TEST(Extender, StaleAndUnusableNodesAreUnknownNotIdle) {
   EXPECT_EQ(scores.at("old"), scores.at("dup"));
 }
 
+// Stage 2 with no node in the golden pool would reject every node: stage 1's
+// ranking goes on, and the gauge raises the alert until a golden node appears.
+TEST(Extender, StageTwoWithAnEmptyGoldenPoolKeepsStageOnesRanking) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  f.source.error = "connection refused";
+  f.clock.Advance(1'000);
+  f.refresher->RefreshOnce();
+  f.clock.Advance(f.config.fallback.stage2_after_ms);
+  const std::string pod = PodJson(1, {{"ai.gpu-memory", "4Gi"}});
+  json j = json::parse(f.ext->Filter(NamesArgs(pod, {"idle", "warm", "full"})).body);
+  EXPECT_EQ(Names(j["NodeNames"]), (std::vector<std::string>{"idle", "warm"})) << j.dump();
+  EXPECT_DOUBLE_EQ(f.metrics.fallback_stage.Get(), 1);
+  EXPECT_DOUBLE_EQ(f.metrics.golden_pool_empty.Get(), 1);
+  EXPECT_NE(f.logs.str().find("no node is in the golden pool"), std::string::npos) << f.logs.str();
+
+  // A node is labelled into the pool (the API watch): stage 2 proper.
+  NodeInfo golden;
+  golden.labels = {{"tidal.io/pool", "golden"}};
+  f.catalog.Put("warm", golden);
+  f.refresher->Republish();
+  j = json::parse(f.ext->Filter(NamesArgs(pod, {"idle", "warm", "full"})).body);
+  EXPECT_EQ(Names(j["NodeNames"]), (std::vector<std::string>{"warm"})) << j.dump();
+  EXPECT_DOUBLE_EQ(f.metrics.fallback_stage.Get(), 2);
+  EXPECT_DOUBLE_EQ(f.metrics.golden_pool_empty.Get(), 0);
+}
+
 TEST(Extender, FallsBackInTwoStagesAndRecovers) {
   Fixture f;
   f.refresher->RefreshOnce();
@@ -232,7 +261,8 @@ TEST(Extender, FallsBackInTwoStagesAndRecovers) {
   EXPECT_EQ(scores.at("warm"), 10) << "stage 1 ranks by remaining GPUs, not by load";
   EXPECT_DOUBLE_EQ(f.metrics.fallback_stage.Get(), 1);
 
-  // After stage2After (10 s): only the golden pool.
+  // After stage2After (10 s): only the golden pool. The view has no labels here
+  // (no API watch): the Node objects sent in stage 1 showed a golden node.
   f.clock.Advance(10'000);
   EXPECT_EQ(f.ext->Stage(f.clock.NowMs(), *f.store.Load()), 2);
   j = json::parse(f.ext->Filter(NodesArgs(pod, nodes)).body);
@@ -258,6 +288,9 @@ TEST(Extender, FallsBackInTwoStagesAndRecovers) {
 
 TEST(Extender, AHangingSourceIsAFailureOnceTheSnapshotIsOverdue) {
   Fixture f;
+  NodeInfo golden;
+  golden.labels = {{"tidal.io/pool", "golden"}};
+  f.catalog.Put("warm", golden);
   f.refresher->RefreshOnce();
   // No attempt completes: after ttl + query timeout + 1 s the snapshot is overdue.
   const TimeMs overdue =

@@ -33,6 +33,8 @@ NodeInfo KubeSync::InfoFor(const std::string& node) const {
   NodeInfo info = node_infos_.at(node);
   if (const auto it = gpus_by_node_.find(node); it != gpus_by_node_.end())
     info.gpus_requested = it->second;
+  if (const auto it = pods_on_gpu_.find(node); it != pods_on_gpu_.end())
+    info.pods_on_gpu = it->second;
   return info;
 }
 
@@ -40,9 +42,27 @@ void KubeSync::PutNode(const std::string& node) {
   if (node_infos_.count(node)) catalog_.Put(node, InfoFor(node));
 }
 
+namespace {
+GpuSet NamedGpus(const kube::KubePod& pod) {
+  GpuSet set;
+  if (const auto a = pod.annotations.find(kGpuAnnotation); a != pod.annotations.end())
+    for (int g : ParseGpuAnnotation(a->second)) set.Add(g);
+  return set;
+}
+}  // namespace
+
+void KubeSync::Count(const PodRecord& rec, int sign) {
+  if (!rec.active || rec.gpus <= 0) return;
+  gpus_by_node_[rec.node] += sign * rec.gpus;
+  if (rec.gpus_named.Empty()) return;
+  auto& held = pods_on_gpu_[rec.node];
+  for (int g : rec.gpus_named.Indices())
+    held[g] = static_cast<std::uint16_t>(std::max(0, held[g] + sign));
+}
+
 void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
   const std::string key = pod.Key();
-  PodRecord next{pod.node_name, pod.gpus, pod.Active() && !pod.deleting};
+  PodRecord next{pod.node_name, pod.gpus, NamedGpus(pod), pod.Active() && !pod.deleting};
   if (peaks_ && pod.gpus > 0) {
     if (!next.active) {
       peaks_->Ended(key);
@@ -54,20 +74,17 @@ void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
     }
   }
   PodRecord& cur = pods_by_key_[key];
-  if (cur.active && cur.gpus > 0) {
-    gpus_by_node_[cur.node] -= cur.gpus;
-    if (cur.node != next.node || !next.active) PutNode(cur.node);
-  }
+  Count(cur, -1);
+  if (cur.active && cur.gpus > 0 && (cur.node != next.node || !next.active)) PutNode(cur.node);
   cur = next;
-  if (cur.active && cur.gpus > 0) {
-    gpus_by_node_[cur.node] += cur.gpus;
-  }
+  Count(cur, +1);
   if (cur.active) PutNode(cur.node);
   if (inflight_) {
     if (!cur.active && (!pod.node_name.empty() || pod.deleting)) {
       inflight_->Remove(key);  // finished, failed or being deleted
     } else if (cur.active) {
-      inflight_->MarkRequestedCounted(key);
+      // From this catalog on, the node's counts include the pod.
+      inflight_->MarkRequestedCounted(key, catalog_.generation());
     }
   }
 }
@@ -75,10 +92,8 @@ void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
 void KubeSync::RemovePod(const std::string& key) {
   const auto it = pods_by_key_.find(key);
   if (it != pods_by_key_.end()) {
-    if (it->second.active && it->second.gpus > 0) {
-      gpus_by_node_[it->second.node] -= it->second.gpus;
-      PutNode(it->second.node);
-    }
+    Count(it->second, -1);
+    if (it->second.active && it->second.gpus > 0) PutNode(it->second.node);
     pods_by_key_.erase(it);
   }
   if (peaks_) peaks_->Ended(key);
@@ -124,6 +139,7 @@ void KubeSync::PodHandler::Replace(const std::vector<std::string>& objects) {
   std::unordered_map<std::string, PodRecord> before = std::move(s_.pods_by_key_);
   s_.pods_by_key_.clear();
   s_.gpus_by_node_.clear();
+  s_.pods_on_gpu_.clear();
   std::unordered_map<std::string, bool> seen;
   for (const auto& json : objects) {
     kube::KubePod p;

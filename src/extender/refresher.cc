@@ -24,21 +24,21 @@ Refresher::Refresher(MetricsSource& source, ViewStore& store, NodeCatalog& catal
 Refresher::~Refresher() { Stop(); }
 
 void Refresher::RefreshOnce() {
-  std::lock_guard<std::mutex> serial(fetch_mu_);
+  std::lock_guard<std::mutex> serial(build_mu_);
   const TimeMs started = clock_.NowMs();
   auto snapshot = std::make_shared<MetricsSnapshot>();
-  // No publish lock during the fetch: a bind's Republish must not wait on Prometheus.
+  // No publish lock during the fetch: a bind must not wait on Prometheus.
   const Status s = source_.Fetch(started, snapshot.get());
   const TimeMs now = clock_.NowMs();
 
-  std::lock_guard<std::mutex> publish(publish_mu_);
+  // Only the builders change the health and the nodes, and they are serialised:
+  // the current view's are the latest (binds publish reservations only).
   const auto previous = store_.Load();
   auto next = std::make_shared<ClusterView>(*previous);
-  next->generation = ++generation_;
   SourceHealth& h = next->health;
   ++h.attempts;
   h.last_attempt_ms = now;
-  const std::uint64_t catalog_gen = catalog_.generation();
+  std::uint64_t catalog_gen = catalog_.generation();
   h.last_fetch_duration_ms = now - started;
   if (s.ok()) {
     const std::size_t nodes_before = previous->snapshot ? previous->snapshot->nodes.size() : 0;
@@ -88,7 +88,7 @@ void Refresher::RefreshOnce() {
         log_->warn("memory learning: {}", saved.reason());
     }
     auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
-    BuildNodes(snapshot.get(), catalog_.Copy(), nodes.get());
+    BuildNodes(snapshot.get(), catalog_.Copy(&catalog_gen), nodes.get());
     if (forecaster_)
       for (const auto& [name, node] : *nodes)
         if (node.metrics_known) forecaster_->Observe(name, node.sample_time_ms, node.load);
@@ -105,14 +105,33 @@ void Refresher::RefreshOnce() {
     h.last_error = s.reason();
     if (catalog_gen != next->catalog_generation) {
       auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
-      BuildNodes(next->snapshot.get(), catalog_.Copy(), nodes.get());
+      BuildNodes(next->snapshot.get(), catalog_.Copy(&catalog_gen), nodes.get());
       ApplyForecast(nodes.get(), now);
       next->nodes = std::move(nodes);
       next->catalog_generation = catalog_gen;
     }
   }
-  ApplyReservations(next.get());
+  PublishNodes(std::move(next));
+}
+
+void Refresher::PublishNodes(std::shared_ptr<ClusterView> next) {
+  if (inflight_) {
+    InFlight::Overlaid o = inflight_->Overlay(*next->nodes, next->catalog_generation);
+    next->reserved = std::move(o.reserved);
+    next->reservations_generation = o.generation;
+  }
+  std::lock_guard<std::mutex> publish(publish_mu_);
+  next->generation = ++generation_;
+  CatchUpReservations(next.get());
   store_.Publish(std::move(next));
+}
+
+void Refresher::CatchUpReservations(ClusterView* next) {
+  if (!inflight_ || inflight_->generation() == next->reservations_generation) return;
+  InFlight::Overlaid o = inflight_->Overlay(*next->nodes, next->catalog_generation,
+                                            next->reserved.get(), next->reservations_generation);
+  next->reserved = std::move(o.reserved);
+  next->reservations_generation = o.generation;
 }
 
 // Each known node's expected change by now + horizon; the reservations overlay
@@ -129,31 +148,32 @@ void Refresher::ApplyForecast(std::unordered_map<std::string, NodeState>* nodes,
   }
 }
 
-void Refresher::ApplyReservations(ClusterView* next) {
-  if (!inflight_) return;
-  next->reservations_generation = inflight_->generation();
-  next->reserved = inflight_->Overlay(*next->nodes);
+void Refresher::Republish() {
+  std::lock_guard<std::mutex> serial(build_mu_);
+  if (inflight_) inflight_->Expire(clock_.NowMs(), MetricsSnapshot{});  // the TTL alone
+  const auto previous = store_.Load();
+  if (catalog_.generation() == previous->catalog_generation) {
+    PublishReservations();
+    return;
+  }
+  auto next = std::make_shared<ClusterView>(*previous);
+  auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
+  std::uint64_t catalog_gen = 0;
+  BuildNodes(previous->snapshot.get(), catalog_.Copy(&catalog_gen), nodes.get());
+  ApplyForecast(nodes.get(), clock_.NowMs());
+  next->nodes = std::move(nodes);
+  next->catalog_generation = catalog_gen;
+  PublishNodes(std::move(next));
 }
 
-void Refresher::Republish() {
+void Refresher::PublishReservations() {
+  if (!inflight_) return;
   std::lock_guard<std::mutex> publish(publish_mu_);
-  const auto previous = store_.Load();
-  if (inflight_) inflight_->Expire(clock_.NowMs(), MetricsSnapshot{});  // the TTL alone
-  const std::uint64_t catalog_gen = catalog_.generation();
-  const bool catalog_changed = catalog_gen != previous->catalog_generation;
-  const bool reservations_changed =
-      inflight_ && inflight_->generation() != previous->reservations_generation;
-  if (!catalog_changed && !reservations_changed) return;
-  auto next = std::make_shared<ClusterView>(*previous);
+  const auto current = store_.Load();
+  if (inflight_->generation() == current->reservations_generation) return;
+  auto next = std::make_shared<ClusterView>(*current);
   next->generation = ++generation_;
-  if (catalog_changed) {
-    auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
-    BuildNodes(previous->snapshot.get(), catalog_.Copy(), nodes.get());
-    ApplyForecast(nodes.get(), clock_.NowMs());
-    next->nodes = std::move(nodes);
-    next->catalog_generation = catalog_gen;
-  }
-  ApplyReservations(next.get());
+  CatchUpReservations(next.get());
   store_.Publish(std::move(next));
 }
 

@@ -42,6 +42,7 @@ std::string Server::MetricsText() {
   AppendCounterFamily(impl_->metrics.rejections, &out);
   AppendCounterFamily(impl_->metrics.stage_transitions, &out);
   AppendCounterFamily(impl_->metrics.binds, &out);
+  AppendHistogramFamily(impl_->metrics.bind_duration, &out);
   AppendCounterFamily(impl_->metrics.bind_retries, &out);
   AppendCounterFamily(impl_->metrics.prioritize_reuse, &out);
   const double age = view->health.last_success_ms ? (now - view->health.last_success_ms) / 1000.0
@@ -51,6 +52,10 @@ std::string Server::MetricsText() {
   AppendGauge("tidal_extender_fallback_stage",
               "0 normal, 1 and 2 the fallback stages of DESIGN §6.",
               impl_->metrics.fallback_stage.Get(), &out);
+  AppendGauge("tidal_extender_fallback_golden_pool_empty",
+              "1 while fallback stage 2 is due but no node is in the golden pool (stage 1 "
+              "goes on).",
+              impl_->metrics.golden_pool_empty.Get(), &out);
   AppendGauge(
       "tidal_extender_unknown_nodes",
       "Candidates of the last filter request whose own series are missing, unusable or old.",

@@ -44,36 +44,41 @@ std::uint64_t NodeIndex::Hash(std::string_view name) {
   return h ^ (h >> 32);
 }
 
-namespace {}  // namespace
-
-NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, std::shared_ptr<const NodeMap> reserved)
-    : nodes_(std::move(nodes)), reserved_(std::move(reserved)) {
-  const std::size_t n = (nodes_ ? nodes_->size() : 0) + (reserved_ ? reserved_->size() : 0);
+void NodeIndex::Reserve(std::size_t n) {
   std::size_t capacity = 16;
   while (capacity < 2 * n) capacity *= 2;  // at most half full: short probes
   slots_.resize(capacity);
   mask_ = capacity - 1;
-  const auto insert = [&](const std::string& name, const NodeState& node) {
-    const std::uint64_t h = Hash(name);
-    for (std::uint64_t at = h & mask_;; at = (at + 1) & mask_) {
-      Entry& s = slots_[at];
-      if (!s.node) {
-        s.hash = h;
-        s.node = &node;
-        s.sample_ms = node.metrics_known ? node.sample_time_ms : kNoMetrics;
-        s.name_at = static_cast<std::uint32_t>(names_.size());
-        s.name_size = static_cast<std::uint32_t>(name.size());
-        names_ += name;
-        return;
-      }
-      if (s.hash == h && SameBytes(std::string_view(names_).substr(s.name_at, s.name_size), name))
-        return;  // reserved came first
+}
+
+void NodeIndex::Insert(const std::string& name, const NodeState& node) {
+  const std::uint64_t h = Hash(name);
+  for (std::uint64_t at = h & mask_;; at = (at + 1) & mask_) {
+    Entry& s = slots_[at];
+    if (!s.node) {
+      s.hash = h;
+      s.node = &node;
+      s.sample_ms = node.metrics_known ? node.sample_time_ms : kNoMetrics;
+      s.name_at = static_cast<std::uint32_t>(names_.size());
+      s.name_size = static_cast<std::uint32_t>(name.size());
+      names_ += name;
+      return;
     }
-  };
-  if (reserved_)
-    for (const auto& [name, node] : *reserved_) insert(name, node);
-  if (nodes_)
-    for (const auto& [name, node] : *nodes_) insert(name, node);
+    if (s.hash == h && SameBytes(std::string_view(names_).substr(s.name_at, s.name_size), name))
+      return;
+  }
+}
+
+NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes) : map_(nodes) {
+  Reserve(nodes ? nodes->size() : 0);
+  if (nodes)
+    for (const auto& [name, node] : *nodes) Insert(name, node);
+}
+
+NodeIndex::NodeIndex(std::shared_ptr<const ReservedMap> reserved) : map_(reserved) {
+  Reserve(reserved ? reserved->size() : 0);
+  if (reserved)
+    for (const auto& [name, node] : *reserved) Insert(name, *node);
 }
 
 const NodeIndex::Entry* NodeIndex::Lookup(std::string_view name, std::uint64_t hash) const {
@@ -85,6 +90,13 @@ const NodeIndex::Entry* NodeIndex::Lookup(std::string_view name, std::uint64_t h
   }
 }
 
+int DeviceSlotsPerGpu(int allocatable_gpus, std::size_t gpus) {
+  if (allocatable_gpus < 0 || gpus == 0) return -1;
+  // Uneven counts (a GPU lost, a partial time-slicing config): the fewer slots,
+  // so that no GPU is promised more than the device plugin can give.
+  return allocatable_gpus / static_cast<int>(gpus);
+}
+
 namespace {
 void ApplyInfo(const NodeInfo& info, NodeState* n) {
   n->labels = info.labels;
@@ -92,6 +104,12 @@ void ApplyInfo(const NodeInfo& info, NodeState* n) {
   n->gpus_requested = info.gpus_requested;
   n->cpu_milli_allocatable = info.cpu_milli_allocatable;
   n->memory_allocatable = info.memory_allocatable;
+  const int slots = DeviceSlotsPerGpu(info.allocatable_gpus, n->gpus.size());
+  if (slots < 0) return;
+  for (Gpu& g : n->gpus) {
+    const int held = g.index >= 0 && g.index < kMaxGpusPerNode ? info.pods_on_gpu[g.index] : 0;
+    g.free_slots = std::max(0, slots - held);
+  }
 }
 }  // namespace
 
@@ -128,11 +146,7 @@ void BuildNodes(const MetricsSnapshot* snapshot,
 void NodeCatalog::Put(const std::string& name, NodeInfo info) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = infos_[name];
-  if (slot.labels == info.labels && slot.allocatable_gpus == info.allocatable_gpus &&
-      slot.gpus_requested == info.gpus_requested &&
-      slot.cpu_milli_allocatable == info.cpu_milli_allocatable &&
-      slot.memory_allocatable == info.memory_allocatable)
-    return;
+  if (slot == info) return;
   slot = std::move(info);
   generation_.fetch_add(1);
 }
@@ -148,8 +162,9 @@ void NodeCatalog::Replace(std::unordered_map<std::string, NodeInfo> infos) {
   generation_.fetch_add(1);
 }
 
-std::unordered_map<std::string, NodeInfo> NodeCatalog::Copy() const {
+std::unordered_map<std::string, NodeInfo> NodeCatalog::Copy(std::uint64_t* generation) const {
   std::lock_guard<std::mutex> lock(mu_);
+  if (generation) *generation = generation_.load();
   return infos_;
 }
 

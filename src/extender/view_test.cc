@@ -66,8 +66,8 @@ TEST(NodeIndex, ReservedNodesComeFirst) {
   auto nodes = std::make_shared<NodeMap>();
   nodes->emplace("n1", Named("n1", 1));
   nodes->emplace("n2", Named("n2", 2));
-  auto reserved = std::make_shared<NodeMap>();
-  reserved->emplace("n1", Named("n1", 11));
+  auto reserved = std::make_shared<ReservedMap>();
+  reserved->emplace("n1", std::make_shared<const NodeState>(Named("n1", 11)));
   auto view = std::make_shared<ClusterView>();
   view->nodes = nodes;
   view->reserved = reserved;
@@ -75,6 +75,29 @@ TEST(NodeIndex, ReservedNodesComeFirst) {
   store.Publish(view);
   EXPECT_EQ(store.Load()->Find("n1")->allocatable_gpus, 11);
   EXPECT_EQ(store.Load()->Find("n2")->allocatable_gpus, 2);
+  EXPECT_EQ(store.Load()->FindInMaps("n1")->allocatable_gpus, 11);
+}
+
+// A bind publishes new reservations only: the nodes' index is kept (not rebuilt
+// over every node), the reserved nodes get a new one.
+TEST(NodeIndex, NewReservationsKeepTheNodesIndex) {
+  auto nodes = std::make_shared<NodeMap>();
+  nodes->emplace("n1", Named("n1", 1));
+  nodes->emplace("n2", Named("n2", 2));
+  auto view = std::make_shared<ClusterView>();
+  view->nodes = nodes;
+  ViewStore store;
+  store.Publish(view);
+  const NodeIndex* before = store.Load()->Index();
+  ASSERT_NE(before, nullptr);
+  auto next = std::make_shared<ClusterView>(*store.Load());
+  auto reserved = std::make_shared<ReservedMap>();
+  reserved->emplace("n2", std::make_shared<const NodeState>(Named("n2", 12)));
+  next->reserved = reserved;
+  store.Publish(next);
+  EXPECT_EQ(store.Load()->Index(), before);
+  EXPECT_EQ(store.Load()->Find("n2")->allocatable_gpus, 12);
+  EXPECT_EQ(store.Load()->Find("n1")->allocatable_gpus, 1);
 }
 
 // A view copied from a published one and given other maps must not read the old

@@ -806,4 +806,20 @@ void EncodeBindingResult(std::string_view error, std::string* out) {
   out->push_back('}');
 }
 
+void SpellOutPercentSigns(std::string* text, std::size_t from) {
+  const std::size_t first = text->find('%', from);
+  if (first == std::string::npos) return;
+  // Only the tail is rewritten: `text` may be a long reply with this reason last.
+  const std::string tail = text->substr(first);
+  text->resize(first);
+  for (const char c : tail) {
+    if (c != '%') {
+      text->push_back(c);
+      continue;
+    }
+    if (text->size() > from && text->back() != ' ') text->push_back(' ');
+    *text += "percent";
+  }
+}
+
 }  // namespace tidal::extender

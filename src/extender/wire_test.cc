@@ -26,6 +26,29 @@ std::string Sample(const std::string& name) {
   return ss.str();
 }
 
+TEST(Wire, PercentSignsAreSpelledOutForPrintfStyleEvents) {
+  const struct {
+    const char* name;
+    std::string text;
+    std::size_t from;
+    std::string want;
+  } cases[] = {
+      {"none", "GPU memory over threshold", 0, "GPU memory over threshold"},
+      {"two", "GPU memory 93% over reject threshold 82%", 0,
+       "GPU memory 93 percent over reject threshold 82 percent"},
+      {"after a space", "a % b", 0, "a percent b"},
+      {"only after from", "50%,x: 7%", 5, "50%,x: 7 percent"},
+      {"at from", "ab%", 2, "abpercent"},
+      {"printf verbs", "%s%d", 0, "percents percentd"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string text = c.text;
+    SpellOutPercentSigns(&text, c.from);
+    EXPECT_EQ(text, c.want);
+  }
+}
+
 TEST(Wire, DecodesTheRealExtenderArgs) {
   ExtenderArgs a;
   Status s = DecodeExtenderArgs(Sample("ExtenderArgs.json"), {}, &a);

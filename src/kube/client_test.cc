@@ -6,6 +6,7 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -207,6 +208,62 @@ TEST_F(KubeClientTest, InformerRelistsOnGoneEventAndStatus) {
     ASSERT_TRUE(testing::Eventually([&] { return rec.state().count("b") == 1; }));
     EXPECT_GE(informer.stats().gone, 1u);
     EXPECT_GE(rec.replaces(), 2);
+    informer.Stop();
+  }
+}
+
+// A transport whose watches end with no event after `watch_lasts_ms` of the
+// test's clock: a quiet watch ended by the server's timeout or the read timeout.
+class QuietWatches final : public Transport {
+ public:
+  explicit QuietWatches(TimeMs watch_lasts_ms) : lasts_ms_(watch_lasts_ms) {}
+  HttpResponse Do(const HttpRequest&) override {
+    return {200, R"({"kind":"NodeList","metadata":{"resourceVersion":"7"},"items":[]})", ""};
+  }
+  HttpResponse Stream(const std::string&, const std::function<bool(std::string_view)>&) override {
+    clock.Advance(lasts_ms_);  // the informer's thread alone reads the clock
+    ++streams;
+    return {200, "", ""};
+  }
+  void CancelStreams() override {}
+  std::string Describe() const override { return "quiet"; }
+  ManualClock clock{1'000'000};
+  std::atomic<int> streams{0};
+
+ private:
+  TimeMs lasts_ms_;
+};
+
+TEST(Informer, AQuietWatchIsResumedAtOnceAndOneEndingAtOnceBacksOff) {
+  struct Case {
+    std::string name;
+    TimeMs watch_lasts_ms;
+    bool failure;
+  };
+  const std::vector<Case> cases = {
+      {"quiet until the read timeout", 120'000, false},
+      {"quiet until the server's timeout", 90'000, false},
+      {"ended at once", 0, true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    QuietWatches api(c.watch_lasts_ms);
+    Recorder rec;
+    InformerOptions o = FastOptions();
+    o.clock = &api.clock;
+    // A backoff the test would not outlive: resumed watches must not wait for it.
+    o.backoff_initial_ms = o.backoff_max_ms = 600'000;
+    Informer informer(api, "/api/v1/nodes", rec, NullLog(), o);
+    informer.Start();
+    if (c.failure) {
+      ASSERT_TRUE(testing::Eventually([&] { return informer.stats().failures >= 1; }));
+      EXPECT_NE(informer.stats().last_error.find("ended at once"), std::string::npos)
+          << informer.stats().last_error;
+      EXPECT_EQ(api.streams.load(), 1);  // backing off, not retrying in a loop
+    } else {
+      ASSERT_TRUE(testing::Eventually([&] { return api.streams.load() >= 3; }));
+      EXPECT_EQ(informer.stats().failures, 0u) << informer.stats().last_error;
+    }
     informer.Stop();
   }
 }

@@ -12,7 +12,8 @@ Informer::Informer(Transport& api, std::string resource, InformerHandler& handle
       resource_(std::move(resource)),
       handler_(handler),
       log_(std::move(log)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : system_clock_) {}
 
 Informer::~Informer() { Stop(); }
 
@@ -88,6 +89,7 @@ Informer::WatchEnd Informer::Watch() {
     ++stats_.watches;
     if (stop_) return WatchEnd::kStopped;
   }
+  const TimeMs started = clock_.NowMs();
   std::string pending;  // a line split across chunks
   WatchEnd end = WatchEnd::kResume;
   std::uint64_t received = 0;
@@ -170,10 +172,15 @@ Informer::WatchEnd Informer::Watch() {
   }
   if (!pending.empty()) on_line(pending);  // a last line without its newline
   if (end == WatchEnd::kResume && received == 0) {
-    // A real server holds a watch open for timeoutSeconds and sends bookmarks; one
-    // that ends at once must not be retried in a tight loop.
-    Fail("watch: ended without any event");
-    return WatchEnd::kFailed;
+    // A quiet watch (no change for timeoutSeconds, or until the read timeout) is
+    // normal: resume at once, or changes arrive late. One that ends at once must
+    // not be retried in a tight loop.
+    const TimeMs lasted = clock_.NowMs() - started;
+    if (lasted < options_.quiet_watch_ms) {
+      Fail("watch: ended at once (" + std::to_string(lasted) + " ms) without any event");
+      return WatchEnd::kFailed;
+    }
+    log_->debug("{}: quiet watch ended after {} ms, resuming", resource_, lasted);
   }
   return end;
 }

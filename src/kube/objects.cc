@@ -140,6 +140,7 @@ Status DecodePod(std::string_view json, KubePod* out) {
   if (Status s = DecodePodJson(json, &raw); !s.ok()) return s;
   const PodDemand demand = ToPodDemand(raw);
   p.gpus = demand.gpu_count;
+  p.annotations = std::move(raw.annotations);
   *out = std::move(p);
   return Status::Fits();
 }
@@ -242,7 +243,8 @@ void AppendString(std::string_view text, std::string* out) {
 }  // namespace
 
 std::string EncodeBinding(std::string_view ns, std::string_view name, std::string_view uid,
-                          std::string_view node) {
+                          std::string_view node,
+                          const std::vector<std::pair<std::string, std::string>>& annotations) {
   std::string out = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)";
   AppendString(name, &out);
   out += R"(,"namespace":)";
@@ -250,6 +252,16 @@ std::string EncodeBinding(std::string_view ns, std::string_view name, std::strin
   if (!uid.empty()) {
     out += R"(,"uid":)";
     AppendString(uid, &out);
+  }
+  if (!annotations.empty()) {
+    out += R"(,"annotations":{)";
+    for (std::size_t i = 0; i < annotations.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      AppendString(annotations[i].first, &out);
+      out.push_back(':');
+      AppendString(annotations[i].second, &out);
+    }
+    out.push_back('}');
   }
   out += R"(},"target":{"apiVersion":"v1","kind":"Node","name":)";
   AppendString(node, &out);

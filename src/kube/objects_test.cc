@@ -132,6 +132,12 @@ TEST(Objects, BodiesHaveTheApiShapes) {
   EXPECT_EQ(b["target"]["name"], "gpu-\"7\"");
   EXPECT_FALSE(
       nlohmann::json::parse(EncodeBinding("ml", "p", "", "n"))["metadata"].contains("uid"));
+  EXPECT_FALSE(
+      nlohmann::json::parse(EncodeBinding("ml", "p", "", "n"))["metadata"].contains("annotations"));
+  const auto annotated = nlohmann::json::parse(
+      EncodeBinding("ml", "p", "u", "n", {{"tidal.io/gpus", "0,1"}, {"a\"b", "c"}}));
+  EXPECT_EQ(annotated["metadata"]["annotations"],
+            nlohmann::json::parse(R"({"tidal.io/gpus":"0,1","a\"b":"c"})"));
 
   const auto p = nlohmann::json::parse(EncodeAnnotationPatch("tidal.io/gpus", "0,1"));
   EXPECT_EQ(p, nlohmann::json::parse(R"({"metadata":{"annotations":{"tidal.io/gpus":"0,1"}}})"));

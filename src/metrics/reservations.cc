@@ -38,13 +38,20 @@ void ReservationBook::Expire(TimeMs now_ms,
 }
 
 void ReservationBook::ApplyTo(NodeState& node, int slots_per_gpu) const {
+  std::vector<Reservation> mine;
+  for (const auto& [pod, r] : by_pod_)
+    if (r.node == node.name) mine.push_back(r);
+  ApplyReservations(mine, slots_per_gpu, node);
+}
+
+void ApplyReservations(const std::vector<Reservation>& reservations, int slots_per_gpu,
+                       NodeState& node) {
+  if (reservations.empty()) return;
   int nvlink_pods = 0;
-  bool any = false;
   Bytes in_flight[kMaxGpusPerNode] = {};
   Bytes claimed[kMaxGpusPerNode] = {};
-  for (const auto& [pod, r] : by_pod_) {
-    if (r.node != node.name) continue;
-    any = true;
+  int slots_taken[kMaxGpusPerNode] = {};
+  for (const Reservation& r : reservations) {
     if (r.in_flight) nvlink_pods += r.uses_nvlink ? 1 : 0;
     if (r.in_flight && !r.requested_counted)
       node.gpus_requested += std::max(r.gpus.Count(), r.gpu_count);
@@ -52,12 +59,14 @@ void ReservationBook::ApplyTo(NodeState& node, int slots_per_gpu) const {
       const int g = std::countr_zero(b);
       if (r.in_flight) in_flight[g] += r.memory_per_gpu;
       claimed[g] += r.memory_per_gpu;
+      // Until the pod watch shows the pod with its GPUs, its device slot is ours to count.
+      slots_taken[g] += r.requested_counted ? 0 : 1;
     }
   }
-  if (!any) return;
   for (auto& g : node.gpus) {
     if (g.index < 0 || g.index >= kMaxGpusPerNode) continue;
     g.memory_used = std::max(g.memory_used + in_flight[g.index], claimed[g.index]);
+    if (g.free_slots > 0) g.free_slots = std::max(0, g.free_slots - slots_taken[g.index]);
   }
   node.nvlink_competition +=
       NvlinkCompetitionIndex(nvlink_pods, static_cast<int>(node.gpus.size()), slots_per_gpu);

@@ -73,7 +73,7 @@ check(ext["nodeCacheCapable"] is True, "names only: tidal serve watches Nodes it
 (role,) = by_kind["ClusterRole"]
 rules = {(tuple(r["apiGroups"]), r["resources"][0]): sorted(r["verbs"]) for r in role["rules"]}
 check(rules == {(("",), "nodes"): ["list", "watch"],
-                (("",), "pods"): ["get", "list", "patch", "watch"],
+                (("",), "pods"): ["get", "list", "watch"],
                 (("",), "pods/binding"): ["create"]}, f"tidal-extender rules {rules}")
 bound = [b for b in by_kind["ClusterRoleBinding"] if b["roleRef"]["name"] == role["metadata"]["name"]]
 check(len(bound) == 1 and bound[0]["subjects"][0]["name"] == pod["serviceAccountName"],

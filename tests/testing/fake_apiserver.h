@@ -4,7 +4,8 @@
 // with a list resourceVersion, chunked watch streams (one JSON event per line,
 // bookmarks with allowWatchBookmarks, events after the requested version,
 // `410 Gone` as an ERROR event once a version is compacted, or as the HTTP
-// status), the pods/binding subresource (409 Conflict when already bound),
+// status), the pods/binding subresource (409 Conflict when already bound; the
+// Binding's annotations copied onto the pod),
 // merge patches of annotations, and evictions. It checks the bearer token and
 // records every request so tests can check paths, headers and bodies.
 #include <httplib.h>
@@ -384,6 +385,10 @@ class FakeApiServer {
                         " is already assigned to node \"" + bound + "\"");
     nlohmann::json obj = it->second;
     obj["spec"]["nodeName"] = b["target"]["name"];
+    // As the API server does: the Binding's annotations land on the pod in the same write.
+    if (b["metadata"].contains("annotations") && b["metadata"]["annotations"].is_object())
+      for (const auto& [k, v] : b["metadata"]["annotations"].items())
+        obj["metadata"]["annotations"][k] = v;
     Emit("pods", "MODIFIED", obj);
     if (lose_answers_ > 0) {
       --lose_answers_;

@@ -1,8 +1,8 @@
 #pragma once
 // The bind verb (DESIGN §6): place the pod's GPUs on the node kube-scheduler
 // chose, reserve them (so the next filter sees the placement before any metrics
-// sample does), write the GPU indices to the pod's `tidal.io/gpus` annotation
-// and create the Binding. Conflicts and server errors are retried with
+// sample does), and create the Binding, which carries the GPU indices as the
+// pod's `tidal.io/gpus` annotation. Conflicts and server errors are retried with
 // backoff; on failure the reservation is dropped and the answer carries
 // `Error`, so that kube-scheduler retries the pod.
 #include <spdlog/logger.h>
@@ -30,7 +30,8 @@ struct BinderOptions {
 class Binder {
  public:
   using Sleep = std::function<void(TimeMs)>;
-  // `republish` makes a new reservation visible to requests (Refresher::Republish).
+  // `republish` makes a new reservation visible to requests
+  // (Refresher::PublishReservations).
   Binder(Extender& extender, kube::Transport& api, InFlight* inflight,
          std::function<void()> republish, const Clock& clock, Sleep sleep,
          std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics, BinderOptions options = {});
@@ -40,6 +41,9 @@ class Binder {
  private:
   kube::HttpResponse Call(const kube::HttpRequest& request, int* retries);
   Reply Fail(const std::string& outcome, const std::string& error);
+  Reply BindTimed(std::string_view body, std::string* outcome);
+  Status PlaceAndReserve(const PodDemand& pod, const BindingArgs& args,
+                         Extender::Placement* placement);
 
   Extender& extender_;
   kube::Transport& api_;

@@ -39,6 +39,10 @@ struct ExtenderMetrics {
   Family<AtomicDouble> binds{"tidal_extender_binds_total",
                              "Bind requests by outcome (bound, error, unfit, unknown_pod).",
                              {"outcome"}};
+  Family<Histogram> bind_duration{
+      "tidal_extender_bind_duration_seconds",
+      "Time per /bind request by outcome, the API server's answer included.",
+      {"outcome"}};
   Family<AtomicDouble> bind_retries{
       "tidal_extender_bind_retries_total",
       "API calls of /bind retried, by what caused the retry (409, 429, 5xx, transport).",
@@ -51,10 +55,13 @@ struct ExtenderMetrics {
       {"reuse"}};
   AtomicDouble unknown_nodes;  // in the last filter request
   AtomicDouble fallback_stage;
+  AtomicDouble golden_pool_empty;  // 1: stage 2 is due but no node is in the golden pool
   AtomicDouble reservations_in_flight;
 };
 
 std::vector<double> LatencyBuckets();
+// For /bind, which waits on the API server: up to kube-scheduler's httpTimeout and past it.
+std::vector<double> BindLatencyBuckets();
 
 // Instant queries in one fetch of PrometheusSource (the agent series and their sample
 // times); each is bounded by queryTimeout, so a fetch by this many times it.
@@ -83,7 +90,9 @@ class Extender {
   Reply Prioritize(std::string_view body);
 
   // DESIGN §6: 0 normal; 1 the source has failed (or its snapshot is overdue);
-  // 2 it has been failing for longer than fallback.stage2After.
+  // 2 it has been failing for longer than fallback.stage2After, and some node of
+  // the view is in the golden pool (with none, stage 1 goes on: a stage 2 would
+  // reject every node; the golden_pool_empty gauge raises the alert).
   int Stage(TimeMs now_ms, const ClusterView& view) const;
   // Updates the stage gauge and logs a transition once; returns the stage.
   int ObserveStage(TimeMs now_ms, const ClusterView& view);
@@ -151,7 +160,26 @@ class Extender {
   VerbInstruments filter_instruments_, prioritize_instruments_;
   AtomicDouble *reused_answer_, *reused_verdicts_, *reused_nothing_;
   std::atomic<int> last_stage_{-1};
+  std::atomic<bool> last_golden_empty_{false};
   TimeMs start_ms_ = 0;
+  // The stage by the source's health alone.
+  int StageBySource(TimeMs now_ms, const ClusterView& view) const;
+  struct StageVerdict {
+    int stage = 0;
+    bool golden_empty = false;  // stage 2 is due, but no golden node is known
+  };
+  StageVerdict StageNow(TimeMs now_ms, const ClusterView& view) const;
+  // Sets the gauges and logs a change once.
+  void NoteStage(StageVerdict v, const ClusterView& view);
+  // Whether a node of the view is in the golden pool; computed once per nodes map.
+  bool GoldenPoolHasNodes(const ClusterView& view) const;
+  bool InGoldenPool(const Labels& labels) const;
+  mutable std::mutex golden_mu_;
+  mutable std::weak_ptr<const NodeMap> golden_checked_;
+  mutable bool golden_has_nodes_ = false;
+  // Without the API watch the view has no labels: a golden node seen in a
+  // request's Node objects counts.
+  std::atomic<bool> golden_in_payloads_{false};
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Context>> pool_;

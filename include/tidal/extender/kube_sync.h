@@ -6,6 +6,7 @@
 // refresher republishes within half a second anyway).
 #include <spdlog/logger.h>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -37,6 +38,7 @@ class KubeSync {
   struct PodRecord {
     std::string node;
     int gpus = 0;
+    GpuSet gpus_named;  // its tidal.io/gpus annotation
     bool active = false;
   };
   class NodeHandler : public kube::InformerHandler {
@@ -62,6 +64,7 @@ class KubeSync {
   void PutNode(const std::string& node);                            // with mu_ held
   void UpsertPod(const kube::KubePod& pod, std::string_view json);  // with mu_ held
   void RemovePod(const std::string& key);                           // with mu_ held
+  void Count(const PodRecord& rec, int sign);                       // with mu_ held
 
   NodeCatalog& catalog_;
   InFlight* inflight_;
@@ -73,6 +76,7 @@ class KubeSync {
   std::unordered_map<std::string, NodeInfo> node_infos_;  // gpus_requested left 0
   std::unordered_map<std::string, PodRecord> pods_by_key_;
   std::unordered_map<std::string, int> gpus_by_node_;
+  std::unordered_map<std::string, std::array<std::uint16_t, kMaxGpusPerNode>> pods_on_gpu_;
   std::uint64_t decode_errors_ = 0;
 };
 

@@ -46,9 +46,15 @@ class Refresher {
   // One attempt, published before it returns (tests drive this with a ManualClock).
   void RefreshOnce();
   // Publishes a new view if the catalog (nodes from the API server) or the
-  // reservations have changed since the current one; cheap when only
-  // reservations have. Bind calls it so the next filter sees its placement.
+  // reservations have changed since the current one (the refresher's thread
+  // calls it between fetches). Every node is built again when the catalog has
+  // changed, outside the publish lock.
   void Republish();
+  // Publishes the reservations made since the current view, against its nodes:
+  // only the nodes whose reservations changed are made again. Bind calls it so
+  // that the next filter sees its placement; its cost does not grow with the
+  // cluster, and it waits on no node build.
+  void PublishReservations();
   void Start();
   void Stop();
 
@@ -59,8 +65,8 @@ class Refresher {
   const Clock& clock_;
   TimeMs interval_ms_;
   std::shared_ptr<spdlog::logger> log_;
-  std::mutex fetch_mu_;    // serialises RefreshOnce, held across the fetch
-  std::mutex publish_mu_;  // serialises building and publishing a view; never held across I/O
+  std::mutex build_mu_;  // serialises the builders (RefreshOnce, Republish), held across the fetch
+  std::mutex publish_mu_;  // serialises publishing; never held across I/O or a build of every node
   std::mutex mu_;          // guards stop_
   std::condition_variable cv_;
   bool stop_ = false;
@@ -72,7 +78,11 @@ class Refresher {
   MemoryLearner* learner_ = nullptr;
   std::string learned_file_;
   TimeMs slow_after_ms_ = 0;
-  void ApplyReservations(ClusterView* next);
+  // Publishes `next` (new nodes) with the reservations overlaid: the whole overlay
+  // is made before the publish lock, what changed meanwhile under it.
+  void PublishNodes(std::shared_ptr<ClusterView> next);
+  // Brings `next`'s overlay (made against its nodes) up to the reservations' generation.
+  void CatchUpReservations(ClusterView* next);
   void ApplyForecast(std::unordered_map<std::string, NodeState>* nodes, TimeMs now);
 };
 

@@ -2,6 +2,7 @@
 // What a request reads: an immutable view of the cluster (nodes with their
 // latest metrics) and of the metrics source's health, swapped in atomically by
 // the refresher. A request takes one shared_ptr and no lock per node.
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <limits>
@@ -37,12 +38,24 @@ struct NodeInfo {
   int gpus_requested = 0;
   std::int64_t cpu_milli_allocatable = 0;
   Bytes memory_allocatable = 0;
+  // Active pods holding each GPU index (their tidal.io/gpus annotation): with the
+  // node's device slots per GPU, the slots still free.
+  std::array<std::uint16_t, kMaxGpusPerNode> pods_on_gpu{};
+  friend bool operator==(const NodeInfo&, const NodeInfo&) = default;
 };
 
-using NodeMap = std::unordered_map<std::string, NodeState>;
+// Device slots per GPU: the node advertises allocatable GPUs as GPUs × replicas
+// (time-slicing); -1 when unknown. A cordoned node (0 allocatable) has none.
+int DeviceSlotsPerGpu(int allocatable_gpus, std::size_t gpus);
 
-// Nodes by name for the request path: open addressing over a view's two maps
-// (reserved first), built once when the view is published. A request at 5 000
+using NodeMap = std::unordered_map<std::string, NodeState>;
+// The nodes holding reservations, each with them applied. Shared, not copied:
+// a bind republishes the map with one node changed, not every reserved node.
+using ReservedMap = std::unordered_map<std::string, std::shared_ptr<const NodeState>>;
+
+// Nodes by name for the request path: open addressing over one of a view's
+// maps, built once when the view publishes a new one (the reserved nodes have
+// an index of their own, looked up first, so a bind does not re-index the rest). A request at 5 000
 // candidates hashes each name once and reads one slot, where the maps cost a
 // std::string per key, a modulo and a walk through scattered list nodes. A slot
 // also holds the name's bytes (in one buffer) and what the request checks
@@ -57,7 +70,8 @@ class NodeIndex {
     TimeMs sample_ms = 0;                      // node->sample_time_ms; kNoMetrics: !metrics_known
     std::uint32_t name_at = 0, name_size = 0;  // in names_
   };
-  NodeIndex(std::shared_ptr<const NodeMap> nodes, std::shared_ptr<const NodeMap> reserved);
+  explicit NodeIndex(std::shared_ptr<const NodeMap> nodes);
+  explicit NodeIndex(std::shared_ptr<const ReservedMap> reserved);
   const NodeState* Find(std::string_view name) const {
     const Entry* e = Lookup(name, Hash(name));
     return e ? e->node : nullptr;
@@ -66,13 +80,13 @@ class NodeIndex {
   static std::uint64_t Hash(std::string_view name);
   void Prefetch(std::uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
   const Entry* Lookup(std::string_view name, std::uint64_t hash) const;
-  // Whether it was built from these maps (a copied view may have been given others).
-  bool Indexes(const NodeMap* nodes, const NodeMap* reserved) const {
-    return nodes == nodes_.get() && reserved == reserved_.get();
-  }
+  // Whether it was built from this map (a copied view may have been given another).
+  bool Indexes(const void* map) const { return map == map_.get(); }
 
  private:
-  std::shared_ptr<const NodeMap> nodes_, reserved_;  // keep the pointees alive
+  void Reserve(std::size_t n);
+  void Insert(const std::string& name, const NodeState& node);
+  std::shared_ptr<const void> map_;  // keeps the pointees alive
   std::vector<Entry> slots_;
   std::string names_;
   std::uint64_t mask_ = 0;
@@ -87,24 +101,38 @@ struct ClusterView {
       std::make_shared<const std::unordered_map<std::string, NodeState>>();
   std::uint64_t catalog_generation = 0;  // of the NodeCatalog the nodes were built with
   // The nodes holding reservations of pods placed since their sample (DESIGN §6),
-  // with those applied; looked up before `nodes`. Usually small.
-  std::shared_ptr<const NodeMap> reserved = std::make_shared<const NodeMap>();
-  std::uint64_t reservations_generation = 0;
+  // with those applied, made against `nodes`; looked up before `nodes`.
+  std::shared_ptr<const ReservedMap> reserved = std::make_shared<const ReservedMap>();
+  std::uint64_t reservations_generation = 0;  // of the InFlight the overlay was made at
   SourceHealth health;
-  // Set by ViewStore::Publish; used only while it indexes `nodes` and `reserved`.
-  std::shared_ptr<const NodeIndex> index;
+  // Set by ViewStore::Publish; each used only while it indexes its map.
+  std::shared_ptr<const NodeIndex> index, reserved_index;
 
-  // The index, while it indexes this view's maps; else null.
+  // The indexes, while they index this view's maps; else null.
   const NodeIndex* Index() const {
-    return index && index->Indexes(nodes.get(), reserved.get()) ? index.get() : nullptr;
+    return index && index->Indexes(nodes.get()) ? index.get() : nullptr;
+  }
+  const NodeIndex* ReservedIndex() const {
+    return reserved_index && reserved_index->Indexes(reserved.get()) ? reserved_index.get()
+                                                                     : nullptr;
+  }
+  // The entry of `name` (hashed with NodeIndex::Hash), reserved first, null when
+  // unknown. Only while both Index() and ReservedIndex() are set.
+  const NodeIndex::Entry* Lookup(std::string_view name, std::uint64_t hash) const {
+    if (!reserved->empty())
+      if (const NodeIndex::Entry* e = reserved_index->Lookup(name, hash)) return e;
+    return index->Lookup(name, hash);
   }
   const NodeState* Find(std::string_view name) const {
-    if (const NodeIndex* i = Index()) return i->Find(name);
+    if (Index() && ReservedIndex()) {
+      const NodeIndex::Entry* e = Lookup(name, NodeIndex::Hash(name));
+      return e ? e->node : nullptr;
+    }
     return FindInMaps(std::string(name));
   }
   const NodeState* FindInMaps(const std::string& name) const {
     if (!reserved->empty()) {
-      if (const auto it = reserved->find(name); it != reserved->end()) return &it->second;
+      if (const auto it = reserved->find(name); it != reserved->end()) return it->second.get();
     }
     const auto it = nodes->find(name);
     return it == nodes->end() ? nullptr : &it->second;
@@ -130,11 +158,14 @@ class ViewStore {
     std::lock_guard<std::mutex> lock(mu_);
     return view_;
   }
-  // Indexes the view's nodes first (outside the lock) unless already done.
+  // Indexes what the view changed first (outside the lock): the nodes only when
+  // they are new, the reserved nodes when they are.
   void Publish(std::shared_ptr<const ClusterView> v) {
-    if (!v->index || !v->index->Indexes(v->nodes.get(), v->reserved.get())) {
+    if (!v->Index() || !v->ReservedIndex()) {
       auto indexed = std::make_shared<ClusterView>(*v);
-      indexed->index = std::make_shared<const NodeIndex>(indexed->nodes, indexed->reserved);
+      if (!v->Index()) indexed->index = std::make_shared<const NodeIndex>(indexed->nodes);
+      if (!v->ReservedIndex())
+        indexed->reserved_index = std::make_shared<const NodeIndex>(indexed->reserved);
       v = std::move(indexed);
     }
     std::lock_guard<std::mutex> publish(publish_mu_);
@@ -164,7 +195,8 @@ class NodeCatalog {
   void Remove(const std::string& name);
   // The whole set (after a list of the API server's nodes).
   void Replace(std::unordered_map<std::string, NodeInfo> infos);
-  std::unordered_map<std::string, NodeInfo> Copy() const;
+  // The whole set and (if asked) the generation it is at.
+  std::unordered_map<std::string, NodeInfo> Copy(std::uint64_t* generation = nullptr) const;
   std::uint64_t generation() const { return generation_.load(); }
 
  private:

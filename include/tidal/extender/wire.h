@@ -103,6 +103,11 @@ void EncodeHostPriorityList(const std::vector<HostPriority>& list, std::string* 
 void EncodeHostPriorities(const StringList& names, std::span<const char> keep,
                           std::span<const std::int64_t> scores, std::string* out);
 void EncodeBindingResult(std::string_view error, std::string* out);
+// kube-scheduler hands an extender's reasons to a printf-style event call, where
+// "93%" would come out as "93%!(MISSING)": every '%' of `text` from `from` on
+// becomes " percent" ("93 percent"). Reasons and errors pass through it before
+// they are encoded.
+void SpellOutPercentSigns(std::string* text, std::size_t from = 0);
 
 // ExtenderArgs in NodeNames mode as kube-scheduler encodes them (Go's json.Marshal:
 // `{"Pod":…,"Nodes":null,"NodeNames":[…]}`, no spaces), the Pod given as its JSON

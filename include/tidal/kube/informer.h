@@ -34,7 +34,13 @@ class InformerHandler {
 
 struct InformerOptions {
   int page_size = 500;
-  int watch_timeout_s = 300;  // the server ends each watch after this; it is resumed
+  // The server ends each watch after this and it is resumed; below the client's
+  // stream read timeout, so that a quiet watch is ended by the server.
+  int watch_timeout_s = 90;
+  // A watch that ends sooner than this without any event is a failure (backed
+  // off); a longer one was quiet, and is resumed at once.
+  TimeMs quiet_watch_ms = 1'000;
+  const Clock* clock = nullptr;  // default: the system clock
   TimeMs backoff_initial_ms = 200;
   TimeMs backoff_max_ms = 30'000;
   std::string field_selector;  // e.g. "spec.nodeName!=" ; empty: none
@@ -79,6 +85,8 @@ class Informer {
   bool stop_ = false;
   InformerStats stats_;
   std::string resource_version_;  // informer thread only
+  SystemClock system_clock_;
+  const Clock& clock_;
   std::thread thread_;
 };
 

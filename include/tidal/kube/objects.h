@@ -4,8 +4,10 @@
 // Binding, annotation patch and Eviction bodies it sends. Malformed input gives
 // a Status naming the field; nothing is half-decoded.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tidal/core/status.h"
@@ -31,6 +33,7 @@ struct KubePod {
   std::string scheduler_name;
   bool deleting = false;  // metadata.deletionTimestamp set
   int gpus = 0;           // nvidia.com/gpu as kube-scheduler counts it
+  std::map<std::string, std::string> annotations;
   std::string Key() const { return namespace_name + "/" + name; }
   // Holds its resources: bound and neither Succeeded nor Failed.
   bool Active() const { return !node_name.empty() && phase != "Succeeded" && phase != "Failed"; }
@@ -66,8 +69,11 @@ struct WatchEvent {
 Status DecodeWatchEvent(std::string_view line, WatchEvent* out);
 
 // Bodies Tidal sends.
+// A Binding; the API server copies its `annotations` onto the pod in the same
+// write as spec.nodeName, so that whoever sees the pod bound sees them too.
 std::string EncodeBinding(std::string_view ns, std::string_view name, std::string_view uid,
-                          std::string_view node);
+                          std::string_view node,
+                          const std::vector<std::pair<std::string, std::string>>& annotations = {});
 // A JSON merge patch setting metadata.annotations[key] = value.
 std::string EncodeAnnotationPatch(std::string_view key, std::string_view value);
 std::string EncodeEviction(std::string_view ns, std::string_view name);

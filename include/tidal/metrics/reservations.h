@@ -58,9 +58,7 @@ class ReservationBook {
   // (taken at `sample_time_ms`) shows, and of those past the TTL at `now_ms`.
   // Without claims they are dropped; with claims they stay as floors.
   void Expire(TimeMs now_ms, const std::map<std::string, TimeMs>& sample_time_by_node);
-  // Per GPU: used = max(measured + in-flight reservations, Σ claims); the NVLink
-  // index grows by the in-flight NVLink pods; GPUs not yet counted by the API
-  // server are added to gpus_requested. Re-derives the node's load.
+  // ApplyReservations with this node's reservations.
   void ApplyTo(NodeState& node, int slots_per_gpu) const;
 
   std::size_t size() const { return by_pod_.size(); }
@@ -71,5 +69,13 @@ class ReservationBook {
   ReservationOptions options_;
   std::map<std::string, Reservation> by_pod_;
 };
+
+// Applies one node's reservations: per GPU, used = max(measured + in-flight
+// reservations, Σ claims); the NVLink index grows by the in-flight NVLink pods.
+// What the API server does not count yet is added: the pod's GPUs to
+// gpus_requested, and a device slot taken on each GPU it was given. Re-derives
+// the node's load.
+void ApplyReservations(const std::vector<Reservation>& reservations, int slots_per_gpu,
+                       NodeState& node);
 
 }  // namespace tidal
