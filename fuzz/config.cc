@@ -70,6 +70,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                        reloaded.nvlink.min_gpus == config.nvlink.min_gpus &&
                        reloaded.nvlink.slots_per_gpu == config.nvlink.slots_per_gpu,
                    "NVLink auto-detection survives the dump");
+  const tidal::MetricsSourceConfig& sa = config.metrics_source;
+  const tidal::MetricsSourceConfig& sb = reloaded.metrics_source;
+  TIDAL_FUZZ_CHECK(
+      sa.gpu_memory == sb.gpu_memory && sa.nvlink == sb.nvlink && sa.storage == sb.storage &&
+          sa.dcgm_node_label == sb.dcgm_node_label &&
+          sa.dcgm_nvlink_series == sb.dcgm_nvlink_series &&
+          sa.dcgm_bandwidth_total_bytes_per_unit == sb.dcgm_bandwidth_total_bytes_per_unit &&
+          sa.node_exporter_node_label == sb.node_exporter_node_label &&
+          sa.node_exporter_devices == sb.node_exporter_devices &&
+          sa.node_exporter_rate_window_ms == sb.node_exporter_rate_window_ms &&
+          sa.gpu_models == sb.gpu_models,
+      "the metrics source survives the dump");
   TIDAL_FUZZ_CHECK(reloaded.fallback.golden_pool == config.fallback.golden_pool,
                    "the golden pool survives the dump");
   TIDAL_FUZZ_CHECK(reloaded.tenants.size() == config.tenants.size() &&

@@ -8,9 +8,10 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev libcli11-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib python3-yaml python3-jsonschema
-  prometheus
+  prometheus prometheus-node-exporter etcd-server openssl
   wrk curl
   clang clang-format libclang-rt-14-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
 )
 
 # kubectl renders the kustomize trees in deploy/ (deploy_test). Any kubectl on

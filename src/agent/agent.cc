@@ -44,6 +44,7 @@ void Agent::CollectOnce() {
     set.Add("ai_collector_duration_seconds", {{"collector", r.name}}, r.seconds);
   auto e = std::make_shared<Exposition>();
   e->text = SerializeText(set.families());
+  if (!options_.build.version.empty()) AppendBuildInfo(options_.build, &e->text);
   e->taken_ns = clock_.NowNs();
   e->pass = ++passes_;
   e->all_up = all_up;

@@ -152,6 +152,39 @@ TEST(Agent, HealthFollowsTheAgeOfTheLastPass) {
   EXPECT_FALSE(b.agent->Healthy());
 }
 
+// The executable hands down its release; the exposition ends with it, a valid
+// family of its own. A caller that gives none (tests, an embedder) gets none.
+TEST(Agent, EveryPassExportsTheBuildItWasGiven) {
+  struct Case {
+    const char* name;
+    BuildInfo build;
+    const char* want;  // "" when absent
+  };
+  const Case cases[] = {
+      {"a checkout",
+       {"0.1.0", "v0.1.0-3-g88583e7-dirty"},
+       "tidal_build_info{version=\"0.1.0\",revision=\"v0.1.0-3-g88583e7-dirty\"} 1\n"},
+      {"a source archive", {"0.1.0", ""}, "tidal_build_info{version=\"0.1.0\",revision=\"\"} 1\n"},
+      {"none given", {}, ""},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ManualMonotonicClock clock;
+    std::vector<std::unique_ptr<Collector>> cs;
+    cs.push_back(std::make_unique<FakeCollector>("alpha", &clock));
+    Agent a(AgentOptions{"n", 1000, tc.build}, std::move(cs), clock);
+    a.CollectOnce();
+    const std::string text = a.Latest()->text;
+    EXPECT_EQ(testing::CheckExposition(text), "") << text;
+    if (*tc.want == '\0') {
+      EXPECT_EQ(text.find("tidal_build_info"), std::string::npos) << text;
+      continue;
+    }
+    EXPECT_NE(text.find("# TYPE tidal_build_info gauge\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(tc.want), std::string::npos) << text;
+  }
+}
+
 TEST(Agent, BadOptionsThrowAtConstruction) {
   ManualMonotonicClock clock;
   EXPECT_THROW(Agent(AgentOptions{"n", 0}, {}, clock), std::invalid_argument);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "tidal/agent/agent.h"
 #include "tidal/agent/disk_collector.h"
 #include "tidal/agent/gpu.h"
@@ -141,7 +142,7 @@ int RunAgent(const AgentFlags& f) {
   collectors.push_back(std::move(gpu));
   collectors.push_back(std::make_unique<agent::CompetitionCollector>(
       node, pods, [gpu_ptr] { return gpu_ptr->gpu_count(); }, f.nvlink_slots));
-  agent::Agent a({node, interval_ms}, std::move(collectors), clock);
+  agent::Agent a({node, interval_ms, TidalBuild()}, std::move(collectors), clock);
 
   if (f.once) {
     // Rates need two samples: take a second one a little later.

@@ -12,5 +12,6 @@ void AddServe(CLI::App& app);
 void AddHealth(CLI::App& app);
 void AddTraces(CLI::App& app);
 void AddRebalance(CLI::App& app);
+void AddDevicePlugin(CLI::App& app);
 
 }  // namespace tidal::cli

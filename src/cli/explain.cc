@@ -1,15 +1,16 @@
 // tidal explain: node by node, why a pod would or would not land there.
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "tidal/core/quantity.h"
+#include "tidal/core/text.h"
 #include "tidal/policy/config.h"
 #include "tidal/policy/pod_decode.h"
 #include "tidal/policy/runner.h"
@@ -33,7 +34,11 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-double Round2(double v) { return std::round(v * 100) / 100; }
+// Scores and loads to two decimals; the GPU memory fraction to four (a percent
+// to two). RoundDecimals gives the double nearest the short decimal, so the
+// JSON shows 0.1901, where dividing a rounded percent by 100 gave
+// 0.19010000000000002.
+double Round2(double v) { return RoundDecimals(v, 2); }
 
 // Best first: feasible nodes by final score (stable), then the rest in input order.
 std::vector<std::size_t> Order(const Evaluation& ev) {
@@ -82,7 +87,7 @@ void PrintJson(const PodDemand& pod, const Evaluation& ev) {
     n["scores"] = scores;
     n["score"] = r.feasible() ? Round2(r.score) : 0.0;
     n["gpus"] = r.placed ? r.gpus.Indices() : std::vector<int>{};
-    n["load"] = {{"gpuMemory", Round2(r.node->load.gpu_memory * 100) / 100},
+    n["load"] = {{"gpuMemory", RoundDecimals(r.node->load.gpu_memory, 4)},
                  {"nvlink", Round2(r.node->load.nvlink)},
                  {"storageAwaitMs", Round2(r.node->load.await_ms)},
                  {"ioLoad", Round2(IoLoad(*r.node))},
@@ -114,12 +119,13 @@ void PrintTable(const PodDemand& pod, const Evaluation& ev) {
   for (std::size_t i : Order(ev)) {
     const NodeResult& r = ev.nodes[i];
     const NodeState& n = *r.node;
-    std::string line = fmt::format(
-        "{:<16} {:<12} {:>5.0f}% {:>6.2f} {:>8.2f} {:>5.2f}", n.name,
-        std::string(CodeName(r.status.code())) + (n.metrics_known ? "" : "?"),
-        n.load.gpu_memory * 100, n.load.nvlink, n.load.await_ms, IoLoad(n));
+    std::string line =
+        fmt::format("{:<16} {:<12} {:>5.0f}% {:>6.2f} {:>8.2f} {:>5.2f}", n.name,
+                    std::string(CodeName(r.status.code())) + (n.metrics_known ? "" : "?"),
+                    n.load.gpu_memory * 100, n.load.nvlink, n.load.await_ms, IoLoad(n));
     for (std::size_t p = 0; p < ev.score_names.size(); ++p)
-      line += r.feasible() ? fmt::format(" {:>10.2f}", ev.PluginScore(i, p)) : fmt::format(" {:>10}", "-");
+      line += r.feasible() ? fmt::format(" {:>10.2f}", ev.PluginScore(i, p))
+                           : fmt::format(" {:>10}", "-");
     std::string gpus;
     for (int g : r.gpus.Indices()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
     line += r.feasible() ? fmt::format(" {:>7.2f}", r.score) : fmt::format(" {:>7}", "-");
@@ -130,19 +136,23 @@ void PrintTable(const PodDemand& pod, const Evaluation& ev) {
     line += reasons;
     std::cout << line << "\n";
   }
-  std::cout << "best: " << (ev.best >= 0 ? ev.nodes[ev.best].node->name : "none (pod stays Pending)")
-            << "\n";
+  std::cout << "best: "
+            << (ev.best >= 0 ? ev.nodes[ev.best].node->name : "none (pod stays Pending)") << "\n";
 }
 
-void RunExplain(const ExplainOptions& o) {
+// The exit code: 0 when a node fits, kExitNoFit when none does (the pod would
+// stay Pending), so scripts need not parse the output.
+int RunExplain(const ExplainOptions& o) {
   if (o.output != "table" && o.output != "json")
     throw InputError{"--output: \"" + o.output + "\" (expected table or json)"};
-  PolicyConfig config = o.config_file.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(o.config_file);
+  PolicyConfig config =
+      o.config_file.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(o.config_file);
   RawPod raw;
   Status s = DecodePodText(ReadFile(o.pod_file), &raw);
   if (!s.ok()) throw InputError{o.pod_file + ": " + s.reason()};
   const PodDemand pod = ToPodDemand(raw);
-  const std::vector<NodeState> nodes = LoadNodeSnapshotFile(o.nodes_file, config.nvlink.slots_per_gpu);
+  const std::vector<NodeState> nodes =
+      LoadNodeSnapshotFile(o.nodes_file, config.nvlink.slots_per_gpu);
   Runner runner(std::move(config));
   RunOptions options;
   options.all_reasons = true;
@@ -151,18 +161,23 @@ void RunExplain(const ExplainOptions& o) {
     PrintJson(pod, ev);
   else
     PrintTable(pod, ev);
+  return ev.best >= 0 ? kExitOk : kExitNoFit;
 }
 
 }  // namespace
 
 void AddExplain(CLI::App& app) {
   auto o = std::make_shared<ExplainOptions>();
-  auto* cmd = app.add_subcommand("explain", "show, node by node, why a pod would or would not land there");
+  auto* cmd = app.add_subcommand("explain",
+                                 "show, node by node, why a pod would or would not land there; "
+                                 "exit 0 when a node fits, 3 when none does");
   cmd->add_option("--pod", o->pod_file, "a Kubernetes Pod (JSON or YAML)")->required();
   cmd->add_option("--nodes", o->nodes_file, "a node snapshot (JSON or YAML)")->required();
   cmd->add_option("--config", o->config_file, "policy config (YAML); defaults from DESIGN.md");
   cmd->add_option("--output", o->output, "table or json");
-  cmd->callback([o]() { RunExplain(*o); });
+  cmd->callback([o]() {
+    if (const int rc = RunExplain(*o); rc != kExitOk) throw CLI::RuntimeError(rc);
+  });
 }
 
 }  // namespace tidal::cli

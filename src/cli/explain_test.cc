@@ -1,6 +1,8 @@
 // tidal explain, run as a user would, on the worked examples of DESIGN.md.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "testing/run_command.h"
 
@@ -10,12 +12,18 @@ namespace {
 using namespace tidal::testing;
 using nlohmann::json;
 
-json Explain(const std::string& pod, const std::string& config = "") {
+constexpr int kNoNodeFits = 3;
+
+std::string ExplainJsonArgs(const std::string& pod, const std::string& config = "") {
   std::string args = "explain --output json --pod " + Source("examples/explain/" + pod) +
                      " --nodes " + Source("examples/explain/nodes.yaml");
   if (!config.empty()) args += " --config " + Source("examples/config/" + config);
-  const CommandResult r = RunTidal(args);
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return args;
+}
+
+json Explain(const std::string& pod, const std::string& config = "", int want_exit = 0) {
+  const CommandResult r = RunTidal(ExplainJsonArgs(pod, config));
+  EXPECT_EQ(r.exit_code, want_exit) << r.out;
   return json::parse(r.out);
 }
 
@@ -84,7 +92,7 @@ TEST(Explain, BestNodeComesFirstAndScoresHaveTwoDecimals) {
 }
 
 TEST(Explain, MalformedAnnotationIsUnresolvableEverywhere) {
-  const json j = Explain("pod-bad-threshold.yaml");
+  const json j = Explain("pod-bad-threshold.yaml", "", kNoNodeFits);
   EXPECT_TRUE(j["best"].is_null());
   for (const auto& n : j["nodes"]) {
     EXPECT_EQ(n["verdict"], "unresolvable");
@@ -101,6 +109,48 @@ TEST(Explain, TableNamesEveryNodeAndTheBest) {
   EXPECT_NE(r.out.find("GPU memory 88% over reject threshold 82%"), std::string::npos);
 }
 
+// Scripts tell "no node fits" from a fit and from bad input by the exit code
+// alone, with either output.
+TEST(Explain, ExitCodeSaysWhetherANodeFits) {
+  struct Case {
+    const char* name;
+    const char* pod;
+    int want;
+  };
+  const Case cases[] = {
+      {"a node fits", "pod-small.yaml", 0},
+      {"an unresolvable pod fits nowhere", "pod-bad-threshold.yaml", kNoNodeFits},
+  };
+  for (const auto& tc : cases) {
+    for (const char* output : {"table", "json"}) {
+      SCOPED_TRACE(std::string(tc.name) + ", " + output);
+      const CommandResult r = RunTidal("explain --output " + std::string(output) + " --pod " +
+                                       Source(std::string("examples/explain/") + tc.pod) +
+                                       " --nodes " + Source("examples/explain/nodes.yaml"));
+      EXPECT_EQ(r.exit_code, tc.want) << r.out;
+      EXPECT_FALSE(r.out.empty());  // the explanation is printed either way
+    }
+  }
+}
+
+// Loads and scores are short decimals: 0.1901, not 0.19010000000000002.
+TEST(Explain, JsonNumbersAreShortDecimals) {
+  const CommandResult r = RunTidal(ExplainJsonArgs("pod-resnet.yaml"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::smatch long_number;
+  EXPECT_FALSE(std::regex_search(r.out, long_number, std::regex("[0-9]\\.[0-9]{5,}")))
+      << long_number.str();
+  const json j = json::parse(r.out);
+  struct Case {
+    const char* node;
+    double gpu_memory;
+  };
+  for (const Case& tc : {Case{"node-io", 0.1901}, Case{"node-oom", 0.6042}}) {
+    SCOPED_TRACE(tc.node);
+    EXPECT_EQ(Node(j, tc.node)["load"]["gpuMemory"].get<double>(), tc.gpu_memory);
+  }
+}
+
 TEST(Explain, BadInputGivesAClearErrorAndExitCode2) {
   struct Case {
     const char* name;
@@ -108,14 +158,23 @@ TEST(Explain, BadInputGivesAClearErrorAndExitCode2) {
     const char* want;
   };
   const Case cases[] = {
-      {"missing pod file", "explain --pod /nonexistent.yaml --nodes " + Source("examples/explain/nodes.yaml"),
+      {"missing pod file",
+       "explain --pod /nonexistent.yaml --nodes " + Source("examples/explain/nodes.yaml"),
        "cannot open"},
-      {"bad output", "explain --output xml --pod " + Source("examples/explain/pod-small.yaml") + " --nodes " +
-                         Source("examples/explain/nodes.yaml"),
+      {"bad output",
+       "explain --output xml --pod " + Source("examples/explain/pod-small.yaml") + " --nodes " +
+           Source("examples/explain/nodes.yaml"),
        "expected table or json"},
-      {"a config is not a node snapshot", "explain --pod " + Source("examples/explain/pod-small.yaml") +
-                                              " --nodes " + Source("examples/config/tidal.yaml"),
+      {"a config is not a node snapshot",
+       "explain --pod " + Source("examples/explain/pod-small.yaml") + " --nodes " +
+           Source("examples/config/tidal.yaml"),
        "expected a mapping with a list under \"nodes\""},
+      {"an unknown flag (CLI11's own code is 109)",
+       "explain --bogus --pod " + Source("examples/explain/pod-small.yaml") + " --nodes " +
+           Source("examples/explain/nodes.yaml"),
+       "The following argument was not expected: --bogus"},
+      {"a missing required flag (CLI11's own code is 106)",
+       "explain --nodes " + Source("examples/explain/nodes.yaml"), "--pod is required"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

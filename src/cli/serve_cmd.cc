@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "tidal/extender/binder.h"
 #include "tidal/extender/kube_sync.h"
 #include "tidal/extender/refresher.h"
@@ -53,6 +54,7 @@ int RunServe(const ServeFlags& f) {
   so.threads = f.threads;
   so.tls_cert_file = f.tls_cert;
   so.tls_key_file = f.tls_key;
+  so.build = TidalBuild();
 
   auto log =
       std::make_shared<spdlog::logger>("tidal", std::make_shared<spdlog::sinks::stderr_sink_mt>());
@@ -67,7 +69,8 @@ int RunServe(const ServeFlags& f) {
   po.timeout_ms = config.query_timeout_ms;
   po.ca_file = f.prometheus_ca;
   po.bearer_token_file = f.prometheus_token_file;
-  PrometheusSource source(std::make_unique<prom::PrometheusClient>(po), f.node_label);
+  PrometheusSource source(std::make_unique<prom::PrometheusClient>(po), f.node_label,
+                          config.metrics_source);
 
   // Signals are taken synchronously by this thread; block them before any thread starts.
   sigset_t sigs;
@@ -159,7 +162,7 @@ int RunServe(const ServeFlags& f) {
     log->info("tidal serve: watching nodes and pods at {}, serving /bind", api->Describe());
   }
   log->info("tidal serve: listening on {}://{}:{}, metrics from {} every {} ms (node label {})",
-            so.tls_cert_file.empty() ? "http" : "https", so.host, server.port(), f.prometheus,
+            so.tls_cert_file.empty() ? "http" : "https", so.host, server.port(), source.Describe(),
             config.metric_cache_ttl_ms, f.node_label);
   int sig = 0;
   sigwait(&sigs, &sig);
@@ -188,7 +191,9 @@ void AddServe(CLI::App& app) {
                   "CA file to verify an https Prometheus with");
   cmd->add_option("--prometheus-token-file", f->prometheus_token_file,
                   "bearer token file for Prometheus (re-read on every query)");
-  cmd->add_option("--node-label", f->node_label, "label of the agents' series naming the node")
+  cmd->add_option("--node-label", f->node_label,
+                  "label of the agents' series naming the node (dcgm-exporter's and "
+                  "node-exporter's: the config's metricsSource)")
       ->capture_default_str();
   cmd->add_option("--threads", f->threads, "HTTP worker threads")
       ->capture_default_str()

@@ -1,4 +1,5 @@
 // tidal simulate: replay a workload on a cluster under every policy, side by side.
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,6 +114,32 @@ std::string Stem(const std::string& path) {
   return dot == std::string::npos ? base : base.substr(0, dot);
 }
 
+// One line on stderr per finished run, so that a long experiment shows it is
+// alive (ten seeds of the openb list take minutes): on a terminal one line
+// rewritten in place, in a log or a pipe a line each.
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
+  void Done(const std::string& run, double seconds) {
+    ++done_;
+    const std::string line =
+        fmt::format("[{}/{}] {} done in {:.1f} s", done_, total_, run, seconds);
+    if (!tty_) {
+      std::cerr << line + "\n";  // one write: whole lines beside other output
+      return;
+    }
+    // Spaces over what is left of a longer previous line; a newline after the last.
+    const std::size_t pad = width_ > line.size() ? width_ - line.size() : 0;
+    width_ = line.size();
+    std::cerr << "\r" << line << std::string(pad, ' ') << (done_ == total_ ? "\n" : "")
+              << std::flush;
+  }
+
+ private:
+  std::size_t total_, done_ = 0, width_ = 0;
+  bool tty_;
+};
+
 void RunFgdInflation(const SimulateOptions& o) {
   if (o.output != "table" && o.output != "json")
     throw InputError{"--output: \"" + o.output + "\" (expected table or json)"};
@@ -151,7 +178,7 @@ void RunFgdInflation(const SimulateOptions& o) {
   report.seeds = seeds;
   std::uint64_t pods_placed = 0, evaluations = 0;
   double wall = 0;
-  const bool tty = isatty(STDERR_FILENO);
+  Progress progress(policies.size() * seeds.size());
   for (const auto& name : policies) {
     sim::FgdPolicyResult result;
     result.name = name;
@@ -163,12 +190,10 @@ void RunFgdInflation(const SimulateOptions& o) {
       wall += t;
       pods_placed += static_cast<std::uint64_t>(result.runs.back().pods);
       evaluations += result.runs.back().node_evaluations;
-      if (tty)
-        std::cerr << "\r" << name << " seed " << seed << ": " << t << " s        " << std::flush;
+      progress.Done(name + " seed " + std::to_string(seed), t);
     }
     report.policies.push_back(std::move(result));
   }
-  if (tty) std::cerr << "\n";
   std::cout << (o.output == "json" ? sim::RenderFgdJson(report)
                                    : sim::RenderFgdTable(report, paper));
   if (o.output == "table")
@@ -182,7 +207,8 @@ void RunPredictionExperiment(const SimulateOptions& o) {
   if (o.output != "table" && o.output != "json")
     throw InputError{"--output: \"" + o.output + "\" (expected table or json)"};
   if (o.genai.empty())
-    throw InputError{"--experiment prediction needs --genai DIR (the alibaba_genai_2026 trace folder)"};
+    throw InputError{
+        "--experiment prediction needs --genai DIR (the alibaba_genai_2026 trace folder)"};
   const PolicyConfig config =
       o.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(o.config);
   const auto pods = sim::traces::LoadGenaiUsage(
@@ -211,7 +237,7 @@ void RunPhilly(const SimulateOptions& o) {
   options.seed = o.seed;
   std::vector<sim::ReplayResult> results;
   std::vector<double> events_per_s, walls;
-  const bool tty = isatty(STDERR_FILENO);
+  Progress progress(policies.size());
   for (const auto& name : policies) {
     const auto start = std::chrono::steady_clock::now();
     results.push_back(sim::Replay(table, jobs, name, options));
@@ -219,9 +245,8 @@ void RunPhilly(const SimulateOptions& o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     walls.push_back(t);
     events_per_s.push_back(static_cast<double>(results.back().events) / std::max(t, 1e-9));
-    if (tty) std::cerr << "\r" << name << ": " << t << " s        " << std::flush;
+    progress.Done(name, t);
   }
-  if (tty) std::cerr << "\n";
   std::cout << (o.output == "json" ? sim::RenderReplayJson(results, events_per_s)
                                    : sim::RenderReplayTable(results, events_per_s));
   if (o.output == "table") {
@@ -229,6 +254,70 @@ void RunPhilly(const SimulateOptions& o) {
     for (std::size_t i = 0; i < policies.size(); ++i)
       std::cout << " " << policies[i] << " " << walls[i];
     std::cout << "\n";
+  }
+}
+
+// The four kinds of run; each reads only some of the options.
+enum RunKind : unsigned { kPlain = 1, kFgd = 2, kPhilly = 4, kPrediction = 8 };
+
+RunKind KindOf(const std::string& experiment) {
+  if (experiment.empty()) return kPlain;
+  if (experiment == "fgd-inflation") return kFgd;
+  if (experiment == "philly") return kPhilly;
+  if (experiment == "prediction") return kPrediction;
+  throw InputError{"--experiment: \"" + experiment +
+                   "\" (expected fgd-inflation, philly or prediction)"};
+}
+
+std::string KindName(unsigned kind) {
+  switch (kind) {
+    case kPlain:
+      return "without --experiment";
+    case kFgd:
+      return "with --experiment fgd-inflation";
+    case kPhilly:
+      return "with --experiment philly";
+    default:
+      return "with --experiment prediction";
+  }
+}
+
+struct FlagScope {
+  const char* flag;
+  unsigned kinds;    // the runs that read it
+  const char* hint;  // what the other runs take instead, if anything
+};
+
+// --output and --experiment apply to every run.
+constexpr FlagScope kFlagScopes[] = {
+    {"--cluster", kPlain, ""},
+    {"--workload", kPlain, ""},
+    {"--out", kPlain, ""},
+    {"--policies", kPlain | kFgd | kPhilly, ""},
+    {"--config", kPlain | kPrediction, ""},
+    {"--seed", kPlain | kPhilly, " (fgd-inflation takes --seeds)"},
+    {"--seeds", kFgd, " (the others take one --seed)"},
+    {"--nodes", kFgd, ""},
+    {"--pods", kFgd, ""},
+    {"--expected", kFgd, ""},
+    {"--fgd-popularity", kFgd, ""},
+    {"--tie-break", kFgd, ""},
+    {"--jobs", kPhilly, ""},
+    {"--vcs", kPhilly, ""},
+    {"--genai", kPrediction, ""},
+};
+
+// Refuses an option this run would not read: a silently ignored --seeds 42-51
+// looks like ten seeds and is one.
+void CheckFlagsApply(const CLI::App& cmd, const std::string& experiment) {
+  const RunKind kind = KindOf(experiment);
+  for (const FlagScope& f : kFlagScopes) {
+    if (cmd.count(f.flag) == 0 || (f.kinds & kind) != 0) continue;
+    std::string where;
+    for (unsigned k : {kPlain, kFgd, kPhilly, kPrediction})
+      if ((f.kinds & k) != 0) where += (where.empty() ? "" : " or ") + KindName(k);
+    throw InputError{std::string(f.flag) + ": used only " + where + ", so " + KindName(kind) +
+                     " it would be ignored" + f.hint};
   }
 }
 
@@ -291,29 +380,38 @@ void RunSimulate(const SimulateOptions& o) {
 
 void AddSimulate(CLI::App& app) {
   auto o = std::make_shared<SimulateOptions>();
-  auto* cmd = app.add_subcommand("simulate",
-                                 "replay a workload against Tidal's policies and the baselines");
+  auto* cmd = app.add_subcommand(
+      "simulate", "replay a workload against Tidal's policies and the baselines (by default " +
+                      o->workload + " on " + o->cluster + " under " + o->policies +
+                      "); an option the chosen run does not read is refused (exit 2)");
   cmd->add_option("--cluster", o->cluster,
                   "cluster file (YAML) or builtin:seed-8xA10 / builtin:seed-8xA10-golden");
   cmd->add_option("--workload", o->workload, "workload file (YAML) or builtin:seed");
-  cmd->add_option(
-         "--policies", o->policies,
-         "comma-separated: k8s-default, best-fit, load-aware, load-aware-noreserve, "
-         "load-aware-forecast, load-aware-learn, load-aware-predict, load-aware+rebalance, oracle; with "
-         "--experiment fgd-inflation: random, dot-prod, gpu-clustering, gpu-packing, best-fit, "
-         "fgd, load-aware-spread, load-aware-pack (default all; the same for --experiment philly)")
+  std::string trace_policies;
+  for (const auto& name : sim::FgdPolicyNames())
+    trace_policies += (trace_policies.empty() ? "" : ", ") + name;
+  cmd->add_option("--policies", o->policies,
+                  "comma-separated. Without --experiment: k8s-default, best-fit, load-aware, "
+                  "load-aware-noreserve, load-aware-forecast, load-aware-learn, "
+                  "load-aware-predict, load-aware+rebalance, oracle (default " +
+                      o->policies + "). With --experiment fgd-inflation or philly: " +
+                      trace_policies + " (default all of these)")
       ->each([o](const std::string&) { o->policies_set = true; });
-  cmd->add_option("--config", o->config, "Tidal policy config for load-aware and oracle");
-  cmd->add_option("--seed", o->seed, "random seed (arrivals, durations, memory peaks, ties)");
+  cmd->add_option("--config", o->config,
+                  "Tidal policy config for load-aware and oracle (and --experiment prediction)");
+  cmd->add_option("--seed", o->seed,
+                  "random seed: arrivals, durations, memory peaks, ties (default 42); also for "
+                  "--experiment philly");
   cmd->add_option("--out", o->out, "directory for CSV series and PNG plots");
   cmd->add_option("--output", o->output, "table or json");
   cmd->add_option("--experiment", o->experiment,
                   "fgd-inflation: the FGD paper's openb experiment (needs --nodes and --pods); "
                   "philly: time-based replay of the Philly jobs (needs --jobs); "
                   "prediction: forecast and learned-memory errors on real usage (needs --genai)");
-  cmd->add_option("--genai", o->genai,
-                  "prediction: the Alibaba GenAI 2026 trace folder (pod_gpu_memory_used_bytes_anon.csv "
-                  "and pod_gpu_duty_cycle_anon.csv)");
+  cmd->add_option(
+      "--genai", o->genai,
+      "prediction: the Alibaba GenAI 2026 trace folder (pod_gpu_memory_used_bytes_anon.csv "
+      "and pod_gpu_duty_cycle_anon.csv)");
   cmd->add_option("--jobs", o->jobs, "philly: the job list (philly.csv)");
   cmd->add_option("--vcs", o->vcs, "philly: the VC sizes (default: philly_vc.csv beside --jobs)");
   cmd->add_option("--tie-break", o->tie_break,
@@ -328,7 +426,10 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--expected", o->expected,
                   "fgd-inflation: the paper's fgd_summary.csv (default: fgd_expected/ beside "
                   "--pods, if present)");
-  cmd->callback([o]() { RunSimulate(*o); });
+  cmd->callback([o, cmd]() {
+    CheckFlagsApply(*cmd, o->experiment);
+    RunSimulate(*o);
+  });
 }
 
 }  // namespace tidal::cli

@@ -56,4 +56,15 @@ void AppendValue(double value, std::string* out) {
   out->append(buf, res.ptr);
 }
 
+void AppendBuildInfo(const BuildInfo& build, std::string* out) {
+  *out +=
+      "# HELP tidal_build_info The Tidal release and git revision this process runs; always 1.\n";
+  *out += "# TYPE tidal_build_info gauge\n";
+  *out += "tidal_build_info{version=\"";
+  *out += EscapeLabelValue(build.version);
+  *out += "\",revision=\"";
+  *out += EscapeLabelValue(build.revision);
+  *out += "\"} 1\n";
+}
+
 }  // namespace tidal

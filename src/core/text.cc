@@ -1,6 +1,39 @@
 #include "tidal/core/text.h"
 
+#include <charconv>
+#include <cmath>
+
 namespace tidal {
+
+namespace {
+
+// Through the decimal text: from_chars gives the double nearest it, which
+// scaling and dividing back (std::round(v * 1e4) / 1e4) does not always.
+double ViaText(double v, std::chars_format format, int precision) {
+  if (!std::isfinite(v)) return v;
+  char buf[400];  // fixed notation of 1e308 with decimals
+  const auto written = std::to_chars(buf, buf + sizeof buf, v, format, precision);
+  if (written.ec != std::errc()) return v;
+  double out = v;
+  std::from_chars(buf, written.ptr, out);
+  return out;
+}
+
+}  // namespace
+
+std::string FormatShortest(double v) {
+  char buf[32];
+  const auto written = std::to_chars(buf, buf + sizeof buf, v);
+  return written.ec == std::errc() ? std::string(buf, written.ptr) : std::string("?");
+}
+
+double RoundDecimals(double v, int decimals) {
+  return ViaText(v, std::chars_format::fixed, decimals);
+}
+
+double RoundSignificant(double v, int digits) {
+  return ViaText(v, std::chars_format::general, digits);
+}
 
 std::string QuoteInput(std::string_view text) {
   constexpr std::size_t kMaxShown = 64;

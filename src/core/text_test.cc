@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 namespace tidal {
@@ -36,6 +37,53 @@ TEST(Text, IsValidUtf8) {
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
     EXPECT_EQ(IsValidUtf8(tc.text), tc.want);
+  }
+}
+
+TEST(Text, FormatShortestReadsBackExactly) {
+  struct Case {
+    const char* name;
+    double v;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"a config fraction", 0.7, "0.7"},
+      {"an integer", 42, "42"},
+      {"negative", -1.5, "-1.5"},
+      {"small", 1e-5, "1e-05"},
+      {"arithmetic noise is kept: it is the value", 0.1 + 0.2, "0.30000000000000004"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    EXPECT_EQ(FormatShortest(tc.v), tc.want);
+  }
+}
+
+// What each prints as afterwards: the point of rounding.
+TEST(Text, RoundingGivesTheDoubleOfTheShortDecimal) {
+  struct Case {
+    const char* name;
+    double rounded;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"a percent rounded, then divided by 100", RoundDecimals(19.01 / 100, 4), "0.1901"},
+      {"four decimals", RoundDecimals(0.60420000000000007, 4), "0.6042"},
+      {"two decimals", RoundDecimals(73.333333333, 2), "73.33"},
+      {"fewer decimals than asked", RoundDecimals(0.25, 4), "0.25"},
+      {"zero decimals", RoundDecimals(41.6, 0), "42"},
+      {"reject minus a margin", RoundSignificant(0.85 - 0.03, 9), "0.82"},
+      {"another", RoundSignificant(0.85 - 0.2, 9), "0.65"},
+      {"a third to nine digits", RoundSignificant(1.0 / 3, 9), "0.333333333"},
+      {"large", RoundSignificant(123456789012.0, 9), "123456789000"},
+      {"small", RoundSignificant(3e-12 + 1e-28, 9), "3e-12"},
+      {"negative", RoundSignificant(-(0.85 - 0.03), 9), "-0.82"},
+      {"infinity is left alone", RoundDecimals(std::numeric_limits<double>::infinity(), 2), "inf"},
+      {"NaN is left alone", RoundSignificant(std::numeric_limits<double>::quiet_NaN(), 9), "nan"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    EXPECT_EQ(FormatShortest(tc.rounded), tc.want);
   }
 }
 

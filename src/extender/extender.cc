@@ -684,10 +684,20 @@ std::string Extender::DebugNodes() const {
   auto& orphans = j["seriesWithoutNode"] = nlohmann::json::array();
   auto& unusable = j["unusable"] = nlohmann::json::object();
   std::vector<std::string> sorted;
+  // Which source fed each part of each node's reading, and what it lacks
+  // (docs/metrics-sources.md).
+  auto& sources = j["sources"] = nlohmann::json::object();
+  auto& notes = j["notes"] = nlohmann::json::object();
   if (view->snapshot) {
     for (const auto& [name, m] : view->snapshot->nodes) {
       sorted.push_back(name);
       if (!m.problems.empty()) unusable[name] = m.problems;
+      if (!m.notes.empty()) notes[name] = m.notes;
+      sources[name] = {{"gpuMemory", m.sources.gpu_memory},
+                       {"nvlink", m.sources.nvlink},
+                       {"topology", m.sources.topology},
+                       {"competition", m.sources.competition},
+                       {"storage", m.sources.storage}};
     }
     j["problems"] = view->snapshot->problems;
   }

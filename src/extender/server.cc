@@ -2,7 +2,11 @@
 
 #include <httplib.h>
 
+#include <map>
+#include <string_view>
 #include <thread>
+
+#include "tidal/core/exposition.h"
 
 namespace tidal::extender {
 
@@ -31,6 +35,29 @@ void Server::SetBinder(Binder* binder) { impl_->binder = binder; }
 void Server::SetReadiness(std::function<std::string()> not_ready) {
   impl_->not_ready = std::move(not_ready);
 }
+
+namespace {
+// Nodes of the snapshot by the source that fed each dimension: counts, not a
+// series per node (/debug/nodes names them), so the cardinality stays fixed.
+void AppendSourceCounts(const MetricsSnapshot* snapshot, std::string* out) {
+  std::map<std::pair<std::string_view, std::string_view>, int> counts;
+  if (snapshot)
+    for (const auto& [name, m] : snapshot->nodes) {
+      ++counts[{"gpuMemory", m.sources.gpu_memory}];
+      ++counts[{"nvlink", m.sources.nvlink}];
+      ++counts[{"topology", m.sources.topology}];
+      ++counts[{"competition", m.sources.competition}];
+      ++counts[{"storage", m.sources.storage}];
+    }
+  *out +=
+      "# HELP tidal_extender_snapshot_nodes_by_source Nodes of the metrics snapshot by the source "
+      "that fed each dimension (tidal-agent, dcgm-exporter, node-exporter, gpu-models, none).\n"
+      "# TYPE tidal_extender_snapshot_nodes_by_source gauge\n";
+  for (const auto& [key, n] : counts)
+    *out += "tidal_extender_snapshot_nodes_by_source{dimension=\"" + std::string(key.first) +
+            "\",source=\"" + EscapeLabelValue(key.second) + "\"} " + std::to_string(n) + "\n";
+}
+}  // namespace
 
 std::string Server::MetricsText() {
   const auto view = impl_->store.Load();
@@ -62,6 +89,7 @@ std::string Server::MetricsText() {
       impl_->metrics.unknown_nodes.Get(), &out);
   AppendGauge("tidal_extender_snapshot_nodes", "Nodes with agent series in the snapshot.",
               view->snapshot ? static_cast<double>(view->snapshot->nodes.size()) : 0, &out);
+  AppendSourceCounts(view->snapshot.get(), &out);
   AppendGauge("tidal_extender_metrics_source_failures",
               "Failed fetches from the metrics source since start-up.",
               static_cast<double>(view->health.failures), &out);
@@ -78,6 +106,7 @@ std::string Server::MetricsText() {
   AppendGauge("tidal_extender_reservations_in_flight",
               "Placements not yet visible in metrics, counted in filter and score.",
               impl_->metrics.reservations_in_flight.Get(), &out);
+  if (!impl_->options.build.version.empty()) AppendBuildInfo(impl_->options.build, &out);
   return out;
 }
 

@@ -187,19 +187,33 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
 }
 
 PrometheusSource::PrometheusSource(std::unique_ptr<prom::PrometheusClient> client,
-                                   std::string node_label)
-    : client_(std::move(client)), node_label_(std::move(node_label)) {}
+                                   std::string node_label, MetricsSourceConfig sources)
+    : client_(std::move(client)),
+      node_label_(std::move(node_label)),
+      sources_(std::move(sources)) {}
+
+std::string PrometheusSource::Describe() const {
+  if (sources_.AllAgent()) return client_->url();
+  return fmt::format("{} (gpuMemory: {}, nvlink: {}, storage: {})", client_->url(),
+                     MetricsSourceName(sources_.gpu_memory), MetricsSourceName(sources_.nvlink),
+                     MetricsSourceName(sources_.storage));
+}
 
 Status PrometheusSource::Fetch(TimeMs now_ms, MetricsSnapshot* out) {
   prom::QueryResult series, times;
   const double at = static_cast<double>(now_ms) / 1000.0;
-  Status s = client_->Query(AgentSeriesSelector(), at, &series);
+  const bool agent = sources_.AllAgent();
+  Status s = client_->Query(
+      agent ? AgentSeriesSelector() : SourcedSeriesQuery(sources_, node_label_), at, &series);
   if (!s.ok()) return s;
-  s = client_->Query(SampleTimeQuery(node_label_), at, &times);
+  s = client_->Query(
+      agent ? SampleTimeQuery(node_label_) : SourcedSampleTimeQuery(sources_, node_label_), at,
+      &times);
   if (!s.ok()) return s;
   if (series.type != prom::ResultType::kVector || times.type != prom::ResultType::kVector)
     return Status::Error("expected vector results from " + client_->url());
-  *out = BuildSnapshot(series, times, node_label_, now_ms);
+  *out = agent ? BuildSnapshot(series, times, node_label_, now_ms)
+               : BuildSourcedSnapshot(series, times, sources_, node_label_, now_ms);
   return Status::Fits();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "tidal/core/quantity.h"
@@ -18,6 +19,18 @@ std::string ConfigErrors::Joined() const {
   std::string out;
   for (const auto& e : items_) out += e + "\n";
   return out;
+}
+
+const char* MetricsSourceName(MetricsSourceKind kind) {
+  switch (kind) {
+    case MetricsSourceKind::kDcgmExporter:
+      return "dcgm-exporter";
+    case MetricsSourceKind::kNodeExporter:
+      return "node-exporter";
+    case MetricsSourceKind::kTidalAgent:
+      break;
+  }
+  return "tidal-agent";
 }
 
 const TenantConfig* PolicyConfig::TenantFor(const std::string& ns) const {
@@ -42,16 +55,27 @@ std::optional<TimeMs> ParseDurationMs(const std::string& text) {
   }
   const std::string unit = text.substr(i);
   double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1000;
-  else if (unit == "ms") scale = 1;
-  else if (unit == "m") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
-  else return std::nullopt;
+  if (unit.empty() || unit == "s")
+    scale = 1000;
+  else if (unit == "ms")
+    scale = 1;
+  else if (unit == "m")
+    scale = 60'000;
+  else if (unit == "h")
+    scale = 3'600'000;
+  else
+    return std::nullopt;
   if (!std::isfinite(value) || value * scale > 1e15) return std::nullopt;
   return static_cast<TimeMs>(std::llround(value * scale));
 }
 
 namespace {
+
+// A threshold computed from two config fractions (reject minus the margin), for
+// a message: the subtraction's last bits are rounding error (0.85 - 0.03 is
+// 0.8200000000000001); nine significant digits, 1e-9 relative, keep every
+// difference a user could have typed.
+std::string FmtDerived(double v) { return Fmt(RoundSignificant(v, 9)); }
 
 void ReadPair(const YAML::Node& node, const std::string& path, ThresholdPair* pair,
               ConfigErrors& errors) {
@@ -136,7 +160,8 @@ void ReadMemoryEstimate(const YAML::Node& node, const std::string& path, MemoryE
     const std::string key = kv.first.Scalar();
     auto type = ParseLoadType(key);
     if (!type || *type == LoadType::kUnspecified) {
-      errors.Add(Join(bp, key), "unknown load type (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
+      errors.Add(Join(bp, key),
+                 "unknown load type (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
       continue;
     }
     Bytes v = 0;
@@ -181,15 +206,18 @@ void ReadForecast(const YAML::Node& node, const std::string& path, ForecastConfi
   ReadDouble(node, path, "beta", &f->beta, errors);
   ReadDuration(node, path, "maxGap", &f->max_gap_ms, errors);
   if (f->horizon_ms > 600'000) errors.Add(Join(path, "horizon"), "must be at most 10m");
-  if (!(f->alpha > 0 && f->alpha <= 1)) errors.Add(Join(path, "alpha"), Fmt(f->alpha) + " is outside (0, 1]");
-  if (!(f->beta >= 0 && f->beta <= 1)) errors.Add(Join(path, "beta"), Fmt(f->beta) + " is outside [0, 1]");
+  if (!(f->alpha > 0 && f->alpha <= 1))
+    errors.Add(Join(path, "alpha"), Fmt(f->alpha) + " is outside (0, 1]");
+  if (!(f->beta >= 0 && f->beta <= 1))
+    errors.Add(Join(path, "beta"), Fmt(f->beta) + " is outside [0, 1]");
   if (f->max_gap_ms < 1000) errors.Add(Join(path, "maxGap"), "must be at least 1s");
 }
 
 void ReadMemoryLearning(const YAML::Node& node, const std::string& path, MemoryLearningConfig* m,
                         ConfigErrors& errors) {
   if (!IsMap(node, path, errors)) return;
-  CheckKeys(node, path, {"enabled", "quantile", "minSamples", "window", "headroom", "file"}, errors);
+  CheckKeys(node, path, {"enabled", "quantile", "minSamples", "window", "headroom", "file"},
+            errors);
   ReadBool(node, path, "enabled", &m->enabled, errors);
   ReadDouble(node, path, "quantile", &m->quantile, errors);
   ReadInt(node, path, "minSamples", &m->min_samples, errors);
@@ -199,7 +227,8 @@ void ReadMemoryLearning(const YAML::Node& node, const std::string& path, MemoryL
   if (!(m->quantile >= 0.5 && m->quantile <= 1))
     errors.Add(Join(path, "quantile"), Fmt(m->quantile) + " is outside [0.5, 1]");
   if (m->min_samples < 1) errors.Add(Join(path, "minSamples"), "must be >= 1");
-  if (m->window < 1 || m->window > 4096) errors.Add(Join(path, "window"), "must be in [1, 4096]");
+  if (m->window < 1 || m->window > 4096)
+    errors.Add(Join(path, "window"), "must be in [1, 4096]");
   else if (m->min_samples > m->window)
     errors.Add(Join(path, "minSamples"), "must not exceed window " + std::to_string(m->window));
   if (!(m->headroom >= 0 && m->headroom <= 1))
@@ -220,10 +249,12 @@ void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyCo
     // A DNS-1123 label, as Kubernetes requires: anything else matches no pod, and
     // bytes such as control characters would not survive check-config's dump.
     bool valid = !ns.empty() && ns.size() <= 63 && ns.front() != '-' && ns.back() != '-';
-    for (char ch : ns) valid = valid && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-');
+    for (char ch : ns)
+      valid = valid && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-');
     if (!valid) {
-      errors.Add(path, QuoteInput(ns) +
-                           " is not a namespace name (lowercase letters, digits and '-', at most 63)");
+      errors.Add(path,
+                 QuoteInput(ns) +
+                     " is not a namespace name (lowercase letters, digits and '-', at most 63)");
       continue;
     }
     TenantConfig t;
@@ -237,7 +268,8 @@ void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyCo
     CheckKeys(v, tp, {"thresholds", "podThresholdRange"}, errors);
     ReadThresholds(v["thresholds"], Join(tp, "thresholds"), &t.thresholds, errors);
     ValidateThresholds(t.thresholds, Join(tp, "thresholds"), errors);
-    if (const double reject_eff = t.thresholds.gpu_memory.reject - base.reject_threshold_safety_margin;
+    if (const double reject_eff =
+            t.thresholds.gpu_memory.reject - base.reject_threshold_safety_margin;
         base.reject_threshold_safety_margin > 0 &&
         t.thresholds.gpu_memory.warn < t.thresholds.gpu_memory.reject &&
         !(reject_eff > t.thresholds.gpu_memory.warn))
@@ -255,8 +287,8 @@ void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyCo
       CheckFraction(t.pod_threshold_min, rp + ".min", errors);
       CheckFraction(t.pod_threshold_max, rp + ".max", errors);
       if (t.pod_threshold_min > t.pod_threshold_max)
-        errors.Add(rp + ".min", Fmt(t.pod_threshold_min) + " is above max " +
-                                    Fmt(t.pod_threshold_max));
+        errors.Add(rp + ".min",
+                   Fmt(t.pod_threshold_min) + " is above max " + Fmt(t.pod_threshold_max));
     }
     out->push_back(std::move(t));
   }
@@ -307,6 +339,177 @@ void ReadPlugins(const YAML::Node& node, const std::string& path, std::vector<Pl
   }
 }
 
+// A Prometheus label name, as PromQL's `by (...)` and selectors take it: it is
+// written into queries, so nothing else may pass.
+bool IsLabelName(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char ch = name[i];
+    const bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+    if (!alpha && !(i > 0 && ch >= '0' && ch <= '9')) return false;
+  }
+  return name.rfind("__", 0) != 0;  // reserved for Prometheus's own labels
+}
+
+void ReadLabelName(const YAML::Node& node, const std::string& path, const char* key,
+                   std::string* out, ConfigErrors& errors) {
+  std::string v = *out;
+  ReadString(node, path, key, &v, errors);
+  if (!IsLabelName(v)) {
+    errors.Add(Join(path, key), QuoteInput(v) +
+                                    " is not a label name (letters, digits and '_', not "
+                                    "starting with a digit or \"__\")");
+    return;
+  }
+  *out = v;
+}
+
+void ReadSourceKind(const YAML::Node& node, const std::string& path, const char* key,
+                    std::initializer_list<MetricsSourceKind> allowed, MetricsSourceKind* out,
+                    ConfigErrors& errors) {
+  std::string v = MetricsSourceName(*out);
+  ReadString(node, path, key, &v, errors);
+  std::string expected;
+  for (MetricsSourceKind k : allowed) {
+    if (v == MetricsSourceName(k)) {
+      *out = k;
+      return;
+    }
+    expected += (expected.empty() ? "" : " or ") + std::string(MetricsSourceName(k));
+  }
+  errors.Add(Join(path, key), QuoteInput(v) + " (expected " + expected + ")");
+}
+
+// The devices' regular expression goes into a PromQL raw string (backticks) and
+// is matched by Prometheus (RE2). std::regex (ECMAScript) stands in for RE2 here:
+// the two agree on the syntax a device pattern needs; the constructs only one of
+// them has are refused with a message rather than left for a failing query.
+void CheckDeviceRegex(const std::string& re, const std::string& path, ConfigErrors& errors) {
+  if (re.empty()) {
+    errors.Add(path, "expected a regular expression (the data disks' device names)");
+    return;
+  }
+  for (char ch : re)
+    if (ch == '`' || static_cast<unsigned char>(ch) < 0x20) {
+      errors.Add(path, "contains a backtick or a control character");
+      return;
+    }
+  for (const char* unsupported : {"(?=", "(?!", "(?<=", "(?<!", "\\1", "\\2"})
+    if (re.find(unsupported) != std::string::npos) {
+      errors.Add(path, QuoteInput(unsupported) +
+                           ": look-around and back-references are not RE2 (Prometheus's "
+                           "regular expressions)");
+      return;
+    }
+  try {
+    const std::regex compiled(re, std::regex::ECMAScript);
+    (void)compiled;
+  } catch (const std::regex_error& e) {
+    errors.Add(path, QuoteInput(re) + " is not a regular expression: " + e.what());
+  }
+}
+
+void ReadGpuModels(const YAML::Node& node, const std::string& path,
+                   std::map<std::string, GpuModelInfo>* out, ConfigErrors& errors) {
+  if (!IsMap(node, path, errors)) return;
+  out->clear();
+  for (const auto& kv : node) {
+    const std::string model = kv.first.Scalar();
+    const std::string mp = Join(path, model);
+    if (model.empty() || !CheckUtf8(model, path, errors)) {
+      if (model.empty()) errors.Add(path, "a model name is empty (expected modelName's value)");
+      continue;
+    }
+    GpuModelInfo info;
+    const YAML::Node v = kv.second;
+    if (!IsMap(v, mp, errors)) {
+      if (!v || v.IsNull())
+        errors.Add(mp, "expected a mapping (topology, linksPerPair, nvlinkPeakGBps)");
+      continue;
+    }
+    CheckKeys(v, mp, {"topology", "linksPerPair", "nvlinkPeakGBps"}, errors);
+    std::string topology = "none";
+    ReadString(v, mp, "topology", &topology, errors);
+    if (topology == "fully-linked")
+      info.fully_linked = true;
+    else if (topology != "none")
+      errors.Add(Join(mp, "topology"), QuoteInput(topology) + " (expected fully-linked or none)");
+    ReadInt(v, mp, "linksPerPair", &info.links_per_pair, errors);
+    if (info.links_per_pair < 1 || info.links_per_pair > 64)
+      errors.Add(Join(mp, "linksPerPair"), "must be in [1, 64]");
+    ReadDouble(v, mp, "nvlinkPeakGBps", &info.nvlink_peak_gbps, errors);
+    if (!(info.nvlink_peak_gbps >= 0 && info.nvlink_peak_gbps <= 1e6))
+      errors.Add(Join(mp, "nvlinkPeakGBps"),
+                 Fmt(info.nvlink_peak_gbps) + " is outside [0, 1e6] (GB/s; 0: not known)");
+    (*out)[model] = info;
+  }
+}
+
+void ReadMetricsSource(const YAML::Node& node, const std::string& path, MetricsSourceConfig* m,
+                       ConfigErrors& errors) {
+  if (!node || node.IsNull()) return;
+  using K = MetricsSourceKind;
+  if (node.IsScalar()) {
+    // Shorthands for the two common set-ups.
+    const std::string v = node.Scalar();
+    if (v == "tidal-agent") {
+      m->gpu_memory = m->nvlink = m->storage = K::kTidalAgent;
+    } else if (v == "dcgm-exporter+node-exporter") {
+      m->gpu_memory = m->nvlink = K::kDcgmExporter;
+      m->storage = K::kNodeExporter;
+    } else {
+      errors.Add(path, QuoteInput(v) +
+                           " (expected tidal-agent, dcgm-exporter+node-exporter, or a mapping "
+                           "with gpuMemory, nvlink and storage)");
+    }
+    return;
+  }
+  if (!IsMap(node, path, errors)) return;
+  CheckKeys(node, path,
+            {"gpuMemory", "nvlink", "storage", "dcgmExporter", "nodeExporter", "gpuModels"},
+            errors);
+  ReadSourceKind(node, path, "gpuMemory", {K::kTidalAgent, K::kDcgmExporter}, &m->gpu_memory,
+                 errors);
+  ReadSourceKind(node, path, "nvlink", {K::kTidalAgent, K::kDcgmExporter}, &m->nvlink, errors);
+  ReadSourceKind(node, path, "storage", {K::kTidalAgent, K::kNodeExporter}, &m->storage, errors);
+  const std::string dp = Join(path, "dcgmExporter");
+  if (const YAML::Node d = node["dcgmExporter"]; IsMap(d, dp, errors)) {
+    CheckKeys(d, dp, {"nodeLabel", "nvlinkSeries", "bandwidthTotalBytesPerUnit"}, errors);
+    ReadLabelName(d, dp, "nodeLabel", &m->dcgm_node_label, errors);
+    std::string series =
+        m->dcgm_nvlink_series == DcgmNvlinkSeries::kProfiling ? "profiling" : "bandwidth-total";
+    ReadString(d, dp, "nvlinkSeries", &series, errors);
+    if (series == "profiling")
+      m->dcgm_nvlink_series = DcgmNvlinkSeries::kProfiling;
+    else if (series == "bandwidth-total")
+      m->dcgm_nvlink_series = DcgmNvlinkSeries::kBandwidthTotal;
+    else
+      errors.Add(Join(dp, "nvlinkSeries"),
+                 QuoteInput(series) + " (expected profiling or bandwidth-total)");
+    ReadDouble(d, dp, "bandwidthTotalBytesPerUnit", &m->dcgm_bandwidth_total_bytes_per_unit,
+               errors);
+    if (!(m->dcgm_bandwidth_total_bytes_per_unit > 0 &&
+          m->dcgm_bandwidth_total_bytes_per_unit <= 1e12))
+      errors.Add(Join(dp, "bandwidthTotalBytesPerUnit"),
+                 Fmt(m->dcgm_bandwidth_total_bytes_per_unit) + " is outside (0, 1e12]");
+  }
+  const std::string np = Join(path, "nodeExporter");
+  if (const YAML::Node n = node["nodeExporter"]; IsMap(n, np, errors)) {
+    CheckKeys(n, np, {"nodeLabel", "devices", "rateWindow"}, errors);
+    ReadLabelName(n, np, "nodeLabel", &m->node_exporter_node_label, errors);
+    std::string devices = m->node_exporter_devices;
+    ReadString(n, np, "devices", &devices, errors);
+    ConfigErrors local;
+    CheckDeviceRegex(devices, Join(np, "devices"), local);
+    if (local.empty()) m->node_exporter_devices = devices;
+    errors.Merge(local);
+    ReadDuration(n, np, "rateWindow", &m->node_exporter_rate_window_ms, errors);
+    // Two samples at least inside the window, and not so long that a burst averages away.
+    if (m->node_exporter_rate_window_ms < 1000 || m->node_exporter_rate_window_ms > 3'600'000)
+      errors.Add(Join(np, "rateWindow"), "must be in [1s, 1h]");
+  }
+  ReadGpuModels(node["gpuModels"], Join(path, "gpuModels"), &m->gpu_models, errors);
+}
 }  // namespace
 
 PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
@@ -317,12 +520,12 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
     errors.Add("(root)", "expected a mapping");
     return c;
   }
-  CheckKeys(root, "",
-            {"thresholds", "rejectThresholdSafetyMargin", "gpuMemoryDecaySlope", "metricCacheTTL",
-             "queryTimeout", "metricsStaleAfter", "nvlink", "memoryEstimate", "fallback",
-             "reservations", "loadForecast", "memoryLearning", "whenAllRejected", "tenants",
-             "plugins"},
-            errors);
+  CheckKeys(
+      root, "",
+      {"thresholds", "rejectThresholdSafetyMargin", "gpuMemoryDecaySlope", "metricCacheTTL",
+       "queryTimeout", "metricsStaleAfter", "nvlink", "memoryEstimate", "fallback", "reservations",
+       "loadForecast", "memoryLearning", "whenAllRejected", "tenants", "plugins", "metricsSource"},
+      errors);
   ReadThresholds(root["thresholds"], "thresholds", &c.thresholds, errors);
   ValidateThresholds(c.thresholds, "thresholds", errors);
   ReadDouble(root, "", "rejectThresholdSafetyMargin", &c.reject_threshold_safety_margin, errors);
@@ -332,28 +535,29 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
   if (root["gpuMemoryDecaySlope"] && !root["gpuMemoryDecaySlope"].IsNull()) {
     ConfigErrors local;
     ReadDouble(root, "", "gpuMemoryDecaySlope", &c.gpu_memory_decay_slope, local);
-    for (const auto& e : local.items()) errors.Add("gpuMemoryDecaySlope", e.substr(e.find(": ") + 2));
+    for (const auto& e : local.items())
+      errors.Add("gpuMemoryDecaySlope", e.substr(e.find(": ") + 2));
     c.decay_slope_set = local.empty();
     const double reject_eff = c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin;
     if (!(c.gpu_memory_decay_slope > 0 && c.gpu_memory_decay_slope <= reject_eff))
-      errors.Add("gpuMemoryDecaySlope", Fmt(c.gpu_memory_decay_slope) +
-                                            " is outside (0, " + Fmt(reject_eff) +
+      errors.Add("gpuMemoryDecaySlope", Fmt(c.gpu_memory_decay_slope) + " is outside (0, " +
+                                            FmtDerived(reject_eff) +
                                             "] (the effective GPU memory reject threshold)");
   } else {
     // Unset: the band runs from the warning threshold to the effective reject threshold.
-    c.gpu_memory_decay_slope =
-        c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin - c.thresholds.gpu_memory.warn;
+    c.gpu_memory_decay_slope = c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin -
+                               c.thresholds.gpu_memory.warn;
   }
   // A margin that pulls the effective reject threshold to or below warn leaves no
   // warning band: every node past warn would already be rejected.
-  if (const double reject_eff =
-          c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin;
+  if (const double reject_eff = c.thresholds.gpu_memory.reject - c.reject_threshold_safety_margin;
       c.reject_threshold_safety_margin > 0 &&
       c.thresholds.gpu_memory.warn < c.thresholds.gpu_memory.reject &&
       !(reject_eff > c.thresholds.gpu_memory.warn))
     errors.Add("rejectThresholdSafetyMargin",
-               Fmt(c.reject_threshold_safety_margin) + " puts the effective GPU memory reject threshold at " +
-                   Fmt(reject_eff) + ", not above warn " + Fmt(c.thresholds.gpu_memory.warn));
+               Fmt(c.reject_threshold_safety_margin) +
+                   " puts the effective GPU memory reject threshold at " + FmtDerived(reject_eff) +
+                   ", not above warn " + Fmt(c.thresholds.gpu_memory.warn));
   ReadDuration(root, "", "metricCacheTTL", &c.metric_cache_ttl_ms, errors);
   if (c.metric_cache_ttl_ms < 1000) errors.Add("metricCacheTTL", "must be at least 1s");
   ReadDuration(root, "", "queryTimeout", &c.query_timeout_ms, errors);
@@ -367,11 +571,15 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
   ReadMemoryLearning(root["memoryLearning"], "memoryLearning", &c.memory_learning, errors);
   std::string when = "pending";
   ReadString(root, "", "whenAllRejected", &when, errors);
-  if (when == "pending") c.when_all_rejected = WhenAllRejected::kPending;
-  else if (when == "least-loaded") c.when_all_rejected = WhenAllRejected::kLeastLoaded;
-  else errors.Add("whenAllRejected", "\"" + when + "\" (expected pending or least-loaded)");
+  if (when == "pending")
+    c.when_all_rejected = WhenAllRejected::kPending;
+  else if (when == "least-loaded")
+    c.when_all_rejected = WhenAllRejected::kLeastLoaded;
+  else
+    errors.Add("whenAllRejected", "\"" + when + "\" (expected pending or least-loaded)");
   ReadTenants(root["tenants"], "tenants", c, &c.tenants, errors);
   ReadPlugins(root["plugins"], "plugins", &c.plugins, errors);
+  ReadMetricsSource(root["metricsSource"], "metricsSource", &c.metrics_source, errors);
   return c;
 }
 
@@ -402,11 +610,15 @@ PolicyConfig LoadPolicyConfigFile(const std::string& path) {
   return c;
 }
 
+// Every double goes through Fmt, the shortest text that reads back exactly:
+// yaml-cpp's own << writes 17 digits (0.7 as 0.69999999999999996). Never
+// rounded here, derived values included: the dump must load back as the config
+// in effect (fuzz_config checks it).
 std::string DumpPolicyConfig(const PolicyConfig& c) {
   YAML::Emitter out;
   auto pair = [&](const char* name, const ThresholdPair& p) {
     out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "warn"
-        << YAML::Value << p.warn << YAML::Key << "reject" << YAML::Value << p.reject
+        << YAML::Value << Fmt(p.warn) << YAML::Key << "reject" << YAML::Value << Fmt(p.reject)
         << YAML::EndMap;
   };
   auto thresholds = [&](const Thresholds& t) {
@@ -416,11 +628,14 @@ std::string DumpPolicyConfig(const PolicyConfig& c) {
     pair("storageAwaitMs", t.await_ms);
     out << YAML::EndMap;
   };
-  auto dur = [](TimeMs ms) { return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms"; };
+  auto dur = [](TimeMs ms) {
+    return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+  };
   out << YAML::BeginMap;
   out << YAML::Key << "thresholds" << YAML::Value;
   thresholds(c.thresholds);
-  out << YAML::Key << "rejectThresholdSafetyMargin" << YAML::Value << c.reject_threshold_safety_margin;
+  out << YAML::Key << "rejectThresholdSafetyMargin" << YAML::Value
+      << Fmt(c.reject_threshold_safety_margin);
   out << YAML::Key << "gpuMemoryDecaySlope" << YAML::Value << Fmt(c.gpu_memory_decay_slope);
   out << YAML::Key << "metricCacheTTL" << YAML::Value << dur(c.metric_cache_ttl_ms);
   out << YAML::Key << "queryTimeout" << YAML::Value << dur(c.query_timeout_ms);
@@ -431,16 +646,16 @@ std::string DumpPolicyConfig(const PolicyConfig& c) {
       << c.nvlink.image_patterns << YAML::Key << "minGpus" << YAML::Value << c.nvlink.min_gpus
       << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "memoryEstimate" << YAML::Value << YAML::BeginMap << YAML::Key
-      << "cudaContext" << YAML::Value << FormatBytesExact(c.memory_estimate.cuda_context) << YAML::Key
-      << "parameterFactor" << YAML::Value << c.memory_estimate.parameter_factor << YAML::Key
-      << "default" << YAML::Value << FormatBytesExact(c.memory_estimate.fallback) << YAML::Key
-      << "byLoadType" << YAML::Value << YAML::BeginMap;
+      << "cudaContext" << YAML::Value << FormatBytesExact(c.memory_estimate.cuda_context)
+      << YAML::Key << "parameterFactor" << YAML::Value << Fmt(c.memory_estimate.parameter_factor)
+      << YAML::Key << "default" << YAML::Value << FormatBytesExact(c.memory_estimate.fallback)
+      << YAML::Key << "byLoadType" << YAML::Value << YAML::BeginMap;
   for (const auto& [type, bytes] : c.memory_estimate.by_load_type)
     out << YAML::Key << LoadTypeName(type) << YAML::Value << FormatBytesExact(bytes);
   out << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "fallback" << YAML::Value << YAML::BeginMap << YAML::Key << "stage2After"
-      << YAML::Value << dur(c.fallback.stage2_after_ms) << YAML::Key << "goldenPool"
-      << YAML::Value << c.fallback.golden_pool << YAML::EndMap;
+      << YAML::Value << dur(c.fallback.stage2_after_ms) << YAML::Key << "goldenPool" << YAML::Value
+      << c.fallback.golden_pool << YAML::EndMap;
   out << YAML::Key << "reservations" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
       << YAML::Value << c.reservations.enabled << YAML::Key << "ttl" << YAML::Value
       << dur(c.reservations.ttl_ms) << YAML::Key << "visibleAfter" << YAML::Value
@@ -465,14 +680,35 @@ std::string DumpPolicyConfig(const PolicyConfig& c) {
         << "thresholds" << YAML::Value;
     thresholds(t.thresholds);
     out << YAML::Key << "podThresholdRange" << YAML::Value << YAML::Flow << YAML::BeginMap
-        << YAML::Key << "min" << YAML::Value << t.pod_threshold_min << YAML::Key << "max"
-        << YAML::Value << t.pod_threshold_max << YAML::EndMap << YAML::EndMap;
+        << YAML::Key << "min" << YAML::Value << Fmt(t.pod_threshold_min) << YAML::Key << "max"
+        << YAML::Value << Fmt(t.pod_threshold_max) << YAML::EndMap << YAML::EndMap;
   }
   out << YAML::EndMap;
+  const MetricsSourceConfig& ms = c.metrics_source;
+  out << YAML::Key << "metricsSource" << YAML::Value << YAML::BeginMap << YAML::Key << "gpuMemory"
+      << YAML::Value << MetricsSourceName(ms.gpu_memory) << YAML::Key << "nvlink" << YAML::Value
+      << MetricsSourceName(ms.nvlink) << YAML::Key << "storage" << YAML::Value
+      << MetricsSourceName(ms.storage);
+  out << YAML::Key << "dcgmExporter" << YAML::Value << YAML::BeginMap << YAML::Key << "nodeLabel"
+      << YAML::Value << ms.dcgm_node_label << YAML::Key << "nvlinkSeries" << YAML::Value
+      << (ms.dcgm_nvlink_series == DcgmNvlinkSeries::kProfiling ? "profiling" : "bandwidth-total")
+      << YAML::Key << "bandwidthTotalBytesPerUnit" << YAML::Value
+      << Fmt(ms.dcgm_bandwidth_total_bytes_per_unit) << YAML::EndMap;
+  out << YAML::Key << "nodeExporter" << YAML::Value << YAML::BeginMap << YAML::Key << "nodeLabel"
+      << YAML::Value << ms.node_exporter_node_label << YAML::Key << "devices" << YAML::Value
+      << YAML::SingleQuoted << ms.node_exporter_devices << YAML::Key << "rateWindow" << YAML::Value
+      << dur(ms.node_exporter_rate_window_ms) << YAML::EndMap;
+  out << YAML::Key << "gpuModels" << YAML::Value << YAML::BeginMap;
+  for (const auto& [model, info] : ms.gpu_models)
+    out << YAML::Key << model << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+        << "topology" << YAML::Value << (info.fully_linked ? "fully-linked" : "none") << YAML::Key
+        << "linksPerPair" << YAML::Value << info.links_per_pair << YAML::Key << "nvlinkPeakGBps"
+        << YAML::Value << Fmt(info.nvlink_peak_gbps) << YAML::EndMap;
+  out << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "plugins" << YAML::Value << YAML::BeginMap;
   for (const auto& p : c.plugins) {
     out << YAML::Key << p.name << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
-        << YAML::Value << p.enabled << YAML::Key << "weight" << YAML::Value << p.weight;
+        << YAML::Value << p.enabled << YAML::Key << "weight" << YAML::Value << Fmt(p.weight);
     if (!p.args.empty()) out << YAML::Key << "args" << YAML::Value << p.ArgsNode();
     out << YAML::EndMap;
   }

@@ -17,11 +17,7 @@ std::optional<double> ToDouble(const std::string& s) {
 
 }  // namespace
 
-std::string Fmt(double v) {
-  char buf[32];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, p) : std::string("?");
-}
+std::string Fmt(double v) { return FormatShortest(v); }
 
 bool IsMap(const YAML::Node& node, const std::string& path, ConfigErrors& errors) {
   if (!node || node.IsNull()) return false;

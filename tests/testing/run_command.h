@@ -1,9 +1,10 @@
 #pragma once
 // Runs the tidal binary in a test and captures its output and exit code.
+#include <sys/wait.h>
+
 #include <array>
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 namespace tidal::testing {
 
@@ -12,9 +13,10 @@ struct CommandResult {
   std::string out;  // stdout, and stderr when merged
 };
 
-// `args` is appended to the binary's path; stderr is merged into out when asked.
-inline CommandResult RunTidal(const std::string& args, bool merge_stderr = false) {
-  std::string cmd = std::string("\"") + TIDAL_BINARY + "\" " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+// `args` is appended to the program's path; stderr is merged into out when asked.
+inline CommandResult RunBinary(const std::string& program, const std::string& args,
+                               bool merge_stderr = false) {
+  std::string cmd = "\"" + program + "\" " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
   CommandResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -26,6 +28,12 @@ inline CommandResult RunTidal(const std::string& args, bool merge_stderr = false
   return r;
 }
 
-inline std::string Source(const std::string& rel) { return std::string(TIDAL_SOURCE_DIR) + "/" + rel; }
+inline CommandResult RunTidal(const std::string& args, bool merge_stderr = false) {
+  return RunBinary(TIDAL_BINARY, args, merge_stderr);
+}
+
+inline std::string Source(const std::string& rel) {
+  return std::string(TIDAL_SOURCE_DIR) + "/" + rel;
+}
 
 }  // namespace tidal::testing

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tidal/agent/collector.h"
+#include "tidal/core/exposition.h"
 
 namespace tidal::agent {
 
@@ -24,6 +25,7 @@ struct Exposition {
 struct AgentOptions {
   std::string node;                   // value of the `node` label on every series
   std::int64_t interval_ms = 10'000;  // between the starts of two passes
+  BuildInfo build{};                  // exported as tidal_build_info unless its version is empty
 };
 
 class Agent {

@@ -15,4 +15,15 @@ std::string EscapeHelp(std::string_view text);
 // shortest round-trip digits); independent of the C and C++ locales.
 void AppendValue(double value, std::string* out);
 
+// What an executable was built from: its release (the VERSION file) and `git
+// describe` of the checkout (empty for a build from a source archive). The
+// executable hands it down; a library never reads it from a global.
+struct BuildInfo {
+  std::string version;
+  std::string revision;
+};
+// Appends tidal_build_info{version="...",revision="..."} 1 with its HELP and
+// TYPE, the usual way to export a version to Prometheus (join on it in queries).
+void AppendBuildInfo(const BuildInfo& build, std::string* out);
+
 }  // namespace tidal

@@ -18,6 +18,24 @@ std::string QuoteInput(std::string_view text);
 // dump and reload, so config strings must pass this.
 bool IsValidUtf8(std::string_view text);
 
+// Numbers for people and scripts (check-config, explain --output json).
+// yaml-cpp's emitter writes 17 significant digits (0.7 as 0.69999999999999996);
+// nlohmann::json and std::to_chars write the shortest text that reads back, which
+// is short only for a double nearest a short decimal: 19.01 / 100 is
+// 0.19010000000000002. So the output boundary prints shortest and rounds what
+// arithmetic produced to the double of the decimal meant.
+
+// The shortest text that reads back as exactly `v` (0.7, 1e-05, 42), whatever the
+// locale.
+std::string FormatShortest(double v);
+// `v` to `decimals` places, as the double nearest that decimal (0.1901): it
+// prints short. Not finite: unchanged.
+double RoundDecimals(double v, int decimals);
+// `v` to `digits` significant digits, likewise (0.85 - 0.03 = 0.8200000000000001
+// becomes 0.82). For ratios derived from decimal inputs, whose last bits are the
+// arithmetic's rounding error, not information.
+double RoundSignificant(double v, int digits);
+
 // ASCII letters compared without case (Go's JSON keys, "True" in annotations).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 

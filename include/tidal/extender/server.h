@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "tidal/core/exposition.h"
 #include "tidal/extender/binder.h"
 #include "tidal/extender/extender.h"
 
@@ -18,6 +19,7 @@ struct ServerOptions {
   int threads = 8;
   std::size_t max_body_bytes = 64u << 20;   // a 5 000-node Nodes payload is ~70 MB at 14 KB a node
   std::string tls_cert_file, tls_key_file;  // both set: HTTPS
+  BuildInfo build{};  // /metrics exports tidal_build_info unless its version is empty
 };
 
 class Server {

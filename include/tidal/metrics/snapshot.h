@@ -8,6 +8,7 @@
 // failed or partial reading is never taken as zero load.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -15,8 +16,19 @@
 #include "tidal/core/status.h"
 #include "tidal/core/types.h"
 #include "tidal/metrics/prometheus_client.h"
+#include "tidal/policy/config.h"
 
 namespace tidal {
+
+// Which source fed each part of a node's reading (MetricsSourceName's names, or
+// "gpu-models" for a topology from the config's table, "none" when nothing did).
+struct NodeSources {
+  std::string_view gpu_memory = "tidal-agent";
+  std::string_view nvlink = "tidal-agent";
+  std::string_view topology = "tidal-agent";
+  std::string_view competition = "tidal-agent";
+  std::string_view storage = "tidal-agent";
+};
 
 struct NodeMetrics {
   std::vector<Gpu> gpus;        // by index
@@ -25,6 +37,10 @@ struct NodeMetrics {
   TimeMs sample_time_ms = 0;  // newest agent sample seen for the node
   bool usable = true;         // false: see problems
   std::vector<std::string> problems;
+  NodeSources sources;
+  // What the reading lacks without making it doubtful (e.g. no NVLink topology
+  // without the agent): said in /debug/nodes, the node stays known.
+  std::vector<std::string> notes;
 };
 
 struct MetricsSnapshot {
@@ -45,6 +61,22 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
                               const prom::QueryResult& sample_times, const std::string& node_label,
                               TimeMs fetched_at_ms);
 
+// Sources other than the agent alone (MetricsSourceConfig, docs/metrics-sources.md).
+// Still two instant queries: every family and the node-exporter await in one
+// (`or`, the await marked with the label tidal_series), and every source's
+// newest sample time per node in the other (marked with tidal_source).
+std::string SourcedSeriesQuery(const MetricsSourceConfig& sources,
+                               const std::string& agent_node_label);
+std::string SourcedSampleTimeQuery(const MetricsSourceConfig& sources,
+                                   const std::string& agent_node_label);
+// Builds the same snapshot as BuildSnapshot from those two results (pure). A node
+// is in it when the GPU memory source has series for it; its sample time is the
+// oldest of its sources' newest samples, so one stale source makes it stale.
+MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
+                                     const prom::QueryResult& sample_times,
+                                     const MetricsSourceConfig& sources,
+                                     const std::string& agent_node_label, TimeMs fetched_at_ms);
+
 // Where snapshots come from: Prometheus in production, a fake in tests.
 class MetricsSource {
  public:
@@ -56,13 +88,17 @@ class MetricsSource {
 
 class PrometheusSource final : public MetricsSource {
  public:
-  PrometheusSource(std::unique_ptr<prom::PrometheusClient> client, std::string node_label);
+  // `node_label`: the agent's node label. `sources`: where each dimension comes
+  // from; all from the agent runs exactly the agent's two queries.
+  PrometheusSource(std::unique_ptr<prom::PrometheusClient> client, std::string node_label,
+                   MetricsSourceConfig sources = {});
   Status Fetch(TimeMs now_ms, MetricsSnapshot* out) override;
-  std::string Describe() const override { return client_->url(); }
+  std::string Describe() const override;
 
  private:
   std::unique_ptr<prom::PrometheusClient> client_;
   std::string node_label_;
+  MetricsSourceConfig sources_;
 };
 
 }  // namespace tidal

@@ -1,12 +1,12 @@
 #pragma once
 // The policy configuration: one YAML file, every default from DESIGN.md.
 // Loading collects every problem with its field path; nothing half-loaded is used.
+#include <yaml-cpp/yaml.h>
+
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "tidal/core/clock.h"
 #include "tidal/core/types.h"
@@ -47,9 +47,9 @@ struct NvlinkDetection {
 };
 
 struct MemoryEstimate {
-  Bytes cuda_context = Bytes{1} << 30;          // 1 GiB
-  double parameter_factor = 3.0;                // real use is 2–3× the parameters
-  Bytes fallback = Bytes{8} << 30;              // no declaration, no model size, no type
+  Bytes cuda_context = Bytes{1} << 30;  // 1 GiB
+  double parameter_factor = 3.0;        // real use is 2–3× the parameters
+  Bytes fallback = Bytes{8} << 30;      // no declaration, no model size, no type
   std::map<LoadType, Bytes> by_load_type{{LoadType::kGpuHeavy, Bytes{16} << 30},
                                          {LoadType::kIoHeavy, Bytes{4} << 30},
                                          {LoadType::kNvlinkHeavy, Bytes{16} << 30},
@@ -82,8 +82,8 @@ struct ForecastConfig {
   // metrics lag (request time − sample time) is added on top, since the forecast
   // is evaluated at request time + horizon from the last sample.
   TimeMs horizon_ms = 30'000;
-  double alpha = 0.5;  // level smoothing
-  double beta = 0.3;   // trend smoothing
+  double alpha = 0.5;           // level smoothing
+  double beta = 0.3;            // trend smoothing
   TimeMs max_gap_ms = 120'000;  // samples further apart restart the series
 };
 
@@ -94,9 +94,58 @@ struct MemoryLearningConfig {
   bool enabled = false;
   double quantile = 0.95;
   int min_samples = 3;
-  int window = 64;          // most recent peaks kept per key
-  double headroom = 0.10;   // added on top of the quantile
-  std::string file;         // where what was learned is kept across restarts; empty: memory only
+  int window = 64;         // most recent peaks kept per key
+  double headroom = 0.10;  // added on top of the quantile
+  std::string file;        // where what was learned is kept across restarts; empty: memory only
+};
+
+// Where the extender reads each load dimension from (docs/metrics-sources.md):
+// Tidal's own agent (the ai_* series), or the exporters a GPU cluster usually
+// already runs: NVIDIA's dcgm-exporter for GPU memory and NVLink traffic,
+// Prometheus' node-exporter for storage await.
+enum class MetricsSourceKind { kTidalAgent, kDcgmExporter, kNodeExporter };
+const char* MetricsSourceName(MetricsSourceKind kind);
+
+// dcgm-exporter has NVLink traffic two ways: the profiling gauges
+// DCGM_FI_PROF_NVLINK_TX_BYTES/RX_BYTES (bytes/s per direction, need DCGM's
+// profiling module) or DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (default counters).
+enum class DcgmNvlinkSeries { kProfiling, kBandwidthTotal };
+
+// What dcgm-exporter's series do not say about a GPU model: its NVLink topology
+// (which GPUs are linked) and its NVLink peak, for the utilisation.
+struct GpuModelInfo {
+  bool fully_linked = false;    // NVSwitch systems: every pair of the node's GPUs linked
+  int links_per_pair = 1;       // links between two GPUs when fully linked (topo -m's NV#)
+  double nvlink_peak_gbps = 0;  // per GPU and direction, all links, GB/s; 0: not known
+  friend bool operator==(const GpuModelInfo&, const GpuModelInfo&) = default;
+};
+
+struct MetricsSourceConfig {
+  MetricsSourceKind gpu_memory = MetricsSourceKind::kTidalAgent;
+  MetricsSourceKind nvlink = MetricsSourceKind::kTidalAgent;
+  MetricsSourceKind storage = MetricsSourceKind::kTidalAgent;
+  // dcgm-exporter: the label naming the node (its own Hostname, or node /
+  // kubernetes_node added by scrape relabelling).
+  std::string dcgm_node_label = "Hostname";
+  DcgmNvlinkSeries dcgm_nvlink_series = DcgmNvlinkSeries::kProfiling;
+  // DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL's unit in bytes (its documentation gives
+  // none; NVIDIA's maintainers say KB/s).
+  double dcgm_bandwidth_total_bytes_per_unit = 1024;
+  std::string node_exporter_node_label = "node";
+  // node-exporter's `device` label values to read (RE2, fully anchored, as PromQL's
+  // =~): the data disks. The default takes whole disks, no partitions.
+  std::string node_exporter_devices = "nvme[0-9]+n[0-9]+|sd[a-z]+|vd[a-z]+|xvd[a-z]+";
+  TimeMs node_exporter_rate_window_ms = 60'000;
+  std::map<std::string, GpuModelInfo> gpu_models;  // by dcgm-exporter's modelName
+
+  // Today's behaviour: every dimension from the agent.
+  bool AllAgent() const {
+    return gpu_memory == MetricsSourceKind::kTidalAgent &&
+           nvlink == MetricsSourceKind::kTidalAgent && storage == MetricsSourceKind::kTidalAgent;
+  }
+  bool Uses(MetricsSourceKind kind) const {
+    return gpu_memory == kind || nvlink == kind || storage == kind;
+  }
 };
 
 enum class WhenAllRejected { kPending, kLeastLoaded };
@@ -115,7 +164,8 @@ struct PolicyConfig {
   Thresholds thresholds;
   double reject_threshold_safety_margin = 0.03;
   double gpu_memory_decay_slope = 0.12;
-  bool decay_slope_set = false;  // explicit slope: the memory band is [reject_eff − slope, reject_eff]
+  bool decay_slope_set =
+      false;  // explicit slope: the memory band is [reject_eff − slope, reject_eff]
   TimeMs metric_cache_ttl_ms = 20'000;
   TimeMs query_timeout_ms = 5'000;
   TimeMs metrics_stale_after_ms = 60'000;  // a node's series older than this: unknown
@@ -125,6 +175,7 @@ struct PolicyConfig {
   ReservationConfig reservations;
   ForecastConfig load_forecast;
   MemoryLearningConfig memory_learning;
+  MetricsSourceConfig metrics_source;
   WhenAllRejected when_all_rejected = WhenAllRejected::kPending;
   std::vector<TenantConfig> tenants;
   std::vector<PluginConfig> plugins;  // in order; defaults: loadaware, gpufit, balance

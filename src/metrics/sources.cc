@@ -1,0 +1,455 @@
+// Snapshots from dcgm-exporter and node-exporter, alone or mixed with the agent
+// per dimension (docs/metrics-sources.md). The agent-only path is BuildSnapshot
+// in snapshot.cc, untouched by this file.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "tidal/core/text.h"
+#include "tidal/metrics/snapshot.h"
+
+namespace tidal {
+namespace {
+
+using K = MetricsSourceKind;
+
+// The agent's families (as snapshot.cc reads them).
+constexpr const char* kAgentUsed = "ai_gpu_memory_used_bytes";
+constexpr const char* kAgentTotal = "ai_gpu_memory_total_bytes";
+constexpr const char* kAgentNvlink = "ai_nvlink_bandwidth_utilization";
+constexpr const char* kAgentPeers = "ai_gpu_nvlink_peer_links";
+constexpr const char* kAgentCompetition = "ai_nvlink_competition_index";
+constexpr const char* kAgentAwait = "ai_storage_await_seconds";
+constexpr const char* kAgentUp = "ai_collector_up";
+
+// dcgm-exporter's (etc/default-counters.csv and dcp-metrics-included.csv).
+// Framebuffer values are in MiB.
+constexpr const char* kFbUsed = "DCGM_FI_DEV_FB_USED";
+constexpr const char* kFbFree = "DCGM_FI_DEV_FB_FREE";
+constexpr const char* kFbReserved = "DCGM_FI_DEV_FB_RESERVED";
+constexpr const char* kFbTotal = "DCGM_FI_DEV_FB_TOTAL";  // not a default counter; used when there
+constexpr const char* kNvlinkTx = "DCGM_FI_PROF_NVLINK_TX_BYTES";  // bytes/s
+constexpr const char* kNvlinkRx = "DCGM_FI_PROF_NVLINK_RX_BYTES";
+constexpr const char* kNvlinkTotal = "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL";
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Labels the queries add, so that one query can carry several sources.
+constexpr const char* kSeriesMark = "tidal_series";
+constexpr const char* kDiskAwait = "node_disk_await_seconds";
+constexpr const char* kSourceMark = "tidal_source";
+
+std::optional<int> Index(const Labels& labels, const char* key) {
+  const auto it = labels.find(key);
+  if (it == labels.end()) return std::nullopt;
+  int v = -1;
+  const auto& s = it->second;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0 || v >= kMaxGpusPerNode)
+    return std::nullopt;
+  return v;
+}
+
+std::string Label(const Labels& labels, const char* key) {
+  const auto it = labels.find(key);
+  return it == labels.end() ? std::string() : it->second;
+}
+
+std::string DescribeSeries(const std::string& name, const Labels& labels) {
+  std::string out = name + "{";
+  bool first = true;
+  for (const auto& [k, v] : labels) {
+    if (k == "__name__" || k == "instance" || k == "job" || k == kSeriesMark) continue;
+    out += (first ? "" : ",") + k + "=" + QuoteInput(v);
+    first = false;
+  }
+  return out + "}";
+}
+
+std::string PromDuration(TimeMs ms) {
+  return ms % 1000 == 0 ? fmt::format("{}s", ms / 1000) : fmt::format("{}ms", ms);
+}
+
+// The family whose timestamp is dcgm-exporter's sample time: the memory one
+// when it feeds memory, else the NVLink one it reads.
+const char* DcgmClockFamily(const MetricsSourceConfig& c) {
+  if (c.gpu_memory == K::kDcgmExporter) return kFbUsed;
+  return c.dcgm_nvlink_series == DcgmNvlinkSeries::kProfiling ? kNvlinkTx : kNvlinkTotal;
+}
+
+std::string DiskSelector(const MetricsSourceConfig& c) {
+  // A raw string: the regular expression's backslashes reach RE2 as written
+  // (config validation refuses backticks).
+  return fmt::format("{{device=~`{}`}}", c.node_exporter_devices);
+}
+
+struct GpuAcc {
+  std::optional<double> used, total, free, reserved, fb_total;  // bytes
+  std::optional<double> tx, rx, bw;                             // bytes/s
+  std::optional<double> nvlink;                                 // agent's 0..1
+  std::string uuid, model;
+  std::map<int, int> peers;
+};
+
+struct NodeAcc {
+  std::map<int, GpuAcc> gpus;
+  std::optional<double> competition;
+  double await_ms = 0;
+  int await_series = 0;
+  bool has_memory = false;  // series from the GPU memory source
+  bool agent_peers = false;
+  bool nvlink_series = false;
+  std::vector<std::string> problems;
+};
+
+void Merge(std::optional<double>* slot, double value, const std::string& what, NodeAcc* node) {
+  if (slot->has_value() && **slot != value) {
+    node->problems.push_back(
+        fmt::format("{}: two series for one GPU disagree ({} and {})", what, **slot, value));
+    *slot = std::max(**slot, value);  // the worse reading, as the agent path keeps
+    return;
+  }
+  *slot = value;
+}
+
+// A dcgm-exporter series names its GPU by `gpu` and `UUID`: two different UUIDs
+// at one index on one node mean the node label does not tell nodes apart (or MIG
+// instances, which Tidal does not read).
+bool SameGpu(GpuAcc& g, const Labels& labels, const std::string& what, NodeAcc* node) {
+  const std::string uuid = Label(labels, "UUID");
+  if (!uuid.empty() && !g.uuid.empty() && uuid != g.uuid) {
+    node->problems.push_back(fmt::format(
+        "{}: a second GPU at this index (UUID {} and {}): expected one series per GPU; the node "
+        "label may not tell nodes apart",
+        what, QuoteInput(g.uuid), QuoteInput(uuid)));
+    return false;
+  }
+  if (!Label(labels, "GPU_I_ID").empty()) {
+    node->problems.push_back(what + ": a MIG instance (GPU_I_ID): expected whole GPUs");
+    return false;
+  }
+  if (!uuid.empty()) g.uuid = uuid;
+  if (const std::string m = Label(labels, "modelName"); !m.empty()) g.model = m;
+  return true;
+}
+
+}  // namespace
+
+std::string SourcedSeriesQuery(const MetricsSourceConfig& c, const std::string& agent_node_label) {
+  (void)agent_node_label;  // the agent's series are selected by name; the label joins them
+  std::vector<std::string> names;
+  if (c.gpu_memory == K::kTidalAgent) names.insert(names.end(), {kAgentUsed, kAgentTotal});
+  if (c.nvlink == K::kTidalAgent) names.push_back(kAgentNvlink);
+  // Topology and the competition index from the agent wherever it runs.
+  names.insert(names.end(), {kAgentPeers, kAgentCompetition});
+  if (c.storage == K::kTidalAgent) names.push_back(kAgentAwait);
+  if (c.gpu_memory == K::kDcgmExporter)
+    names.insert(names.end(), {kFbUsed, kFbFree, kFbReserved, kFbTotal});
+  if (c.nvlink == K::kDcgmExporter) {
+    if (c.dcgm_nvlink_series == DcgmNvlinkSeries::kProfiling)
+      names.insert(names.end(), {kNvlinkTx, kNvlinkRx});
+    else
+      names.push_back(kNvlinkTotal);
+  }
+  std::string q = "{__name__=~\"";
+  for (std::size_t i = 0; i < names.size(); ++i) q += (i ? "|" : "") + std::string(names[i]);
+  q += "\"}";
+  if (c.storage == K::kNodeExporter) {
+    // iostat's await per device over the window: Δ(read + write time) / Δ(reads +
+    // writes), as rates (the window's length cancels). A device without I/O in
+    // the window has an await of 0, as iostat prints, not NaN.
+    const std::string d = DiskSelector(c), w = PromDuration(c.node_exporter_rate_window_ms);
+    const std::string ios = fmt::format(
+        "(rate(node_disk_reads_completed_total{0}[{1}]) + "
+        "rate(node_disk_writes_completed_total{0}[{1}]))",
+        d, w);
+    q += fmt::format(
+        " or label_replace((rate(node_disk_read_time_seconds_total{0}[{1}]) + "
+        "rate(node_disk_write_time_seconds_total{0}[{1}])) / ({2} > 0) or {2} * 0, "
+        "\"{3}\", \"{4}\", \"\", \"\")",
+        d, w, ios, kSeriesMark, kDiskAwait);
+  }
+  return q;
+}
+
+std::string SourcedSampleTimeQuery(const MetricsSourceConfig& c,
+                                   const std::string& agent_node_label) {
+  std::vector<std::string> parts;
+  auto part = [&](const std::string& label, const std::string& series, K source) {
+    parts.push_back(
+        fmt::format("label_replace(max by ({}) (timestamp({})), \"{}\", \"{}\", \"\", \"\")", label,
+                    series, kSourceMark, MetricsSourceName(source)));
+  };
+  if (c.Uses(K::kTidalAgent)) part(agent_node_label, kAgentUp, K::kTidalAgent);
+  if (c.Uses(K::kDcgmExporter)) part(c.dcgm_node_label, DcgmClockFamily(c), K::kDcgmExporter);
+  if (c.Uses(K::kNodeExporter))
+    part(c.node_exporter_node_label, "node_disk_reads_completed_total" + DiskSelector(c),
+         K::kNodeExporter);
+  std::string q;
+  for (const auto& p : parts) q += (q.empty() ? "" : " or ") + p;
+  return q;
+}
+
+MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
+                                     const prom::QueryResult& sample_times,
+                                     const MetricsSourceConfig& c,
+                                     const std::string& agent_node_label, TimeMs fetched_at_ms) {
+  MetricsSnapshot snap;
+  snap.fetched_at_ms = fetched_at_ms;
+  snap.series = series.series.size();
+  std::map<std::string, NodeAcc> acc;
+  std::map<K, std::size_t> unlabelled;
+  for (const prom::Series& s : series.series) {
+    if (s.points.empty()) continue;
+    std::string name = Label(s.metric, "__name__");
+    if (Label(s.metric, kSeriesMark) == kDiskAwait) name = kDiskAwait;
+    if (name.empty()) continue;
+    const K source = name.rfind("DCGM_", 0) == 0 ? K::kDcgmExporter
+                     : name == kDiskAwait        ? K::kNodeExporter
+                                                 : K::kTidalAgent;
+    const std::string& label = source == K::kDcgmExporter   ? c.dcgm_node_label
+                               : source == K::kNodeExporter ? c.node_exporter_node_label
+                                                            : agent_node_label;
+    const std::string node_name = Label(s.metric, label.c_str());
+    if (node_name.empty()) {
+      ++unlabelled[source];
+      continue;
+    }
+    NodeAcc& node = acc[node_name];
+    const double v = s.points.back().value;
+    const std::string what = DescribeSeries(name, s.metric);
+    // The memory source's series put the node in the snapshot, doubtful or not:
+    // a bad reading must make it unknown, not leave it out unexplained.
+    const bool memory_family = c.gpu_memory == K::kDcgmExporter
+                                   ? name == kFbUsed || name == kFbFree
+                                   : name == kAgentUsed || name == kAgentTotal;
+    node.has_memory = node.has_memory || memory_family;
+    if (!std::isfinite(v) || v < 0) {
+      node.problems.push_back(fmt::format("{} = {}: expected a finite value ≥ 0", what, v));
+      continue;
+    }
+    if (name == kAgentCompetition) {
+      Merge(&node.competition, v, what, &node);
+      continue;
+    }
+    if (name == kAgentAwait || name == kDiskAwait) {
+      const double ms = v * 1000;  // the policy works in ms
+      if (!std::isfinite(ms)) {
+        node.problems.push_back(fmt::format("{} = {}: too large for an await in ms", what, v));
+        continue;
+      }
+      node.await_ms = std::max(node.await_ms, ms);  // the worst device decides
+      ++node.await_series;
+      continue;
+    }
+    const bool dcgm = source == K::kDcgmExporter;
+    const auto gpu = Index(s.metric, dcgm ? "gpu" : "gpu_id");
+    if (!gpu) {
+      node.problems.push_back(fmt::format("{}: expected a {} label 0..{}", what,
+                                          dcgm ? "gpu" : "gpu_id", kMaxGpusPerNode - 1));
+      continue;
+    }
+    GpuAcc& g = node.gpus[*gpu];
+    if (dcgm) {
+      if (!SameGpu(g, s.metric, what, &node)) continue;
+      if (name == kFbUsed)
+        Merge(&g.used, v * kMiB, what, &node);
+      else if (name == kFbFree)
+        Merge(&g.free, v * kMiB, what, &node);
+      else if (name == kFbReserved)
+        Merge(&g.reserved, v * kMiB, what, &node);
+      else if (name == kFbTotal)
+        Merge(&g.fb_total, v * kMiB, what, &node);
+      else if (name == kNvlinkTx)
+        Merge(&g.tx, v, what, &node);
+      else if (name == kNvlinkRx)
+        Merge(&g.rx, v, what, &node);
+      else if (name == kNvlinkTotal)
+        Merge(&g.bw, v * c.dcgm_bandwidth_total_bytes_per_unit, what, &node);
+      node.nvlink_series =
+          node.nvlink_series || name == kNvlinkTx || name == kNvlinkRx || name == kNvlinkTotal;
+      continue;
+    }
+    if (name == kAgentUsed || name == kAgentTotal) {
+      Merge(name == kAgentUsed ? &g.used : &g.total, v, what, &node);
+      if (const std::string u = Label(s.metric, "uuid"); !u.empty()) g.uuid = u;
+      if (const std::string m = Label(s.metric, "model"); !m.empty()) g.model = m;
+    } else if (name == kAgentNvlink) {
+      Merge(&g.nvlink, std::min(v, 1.0), what, &node);
+    } else if (name == kAgentPeers) {
+      const auto peer = Index(s.metric, "peer_gpu_id");
+      if (!peer) {
+        node.problems.push_back(what + ": expected a peer_gpu_id label");
+        continue;
+      }
+      g.peers[*peer] = std::max(g.peers[*peer], static_cast<int>(v));
+      node.agent_peers = true;
+    }
+  }
+  for (const auto& [source, n] : unlabelled) {
+    const std::string& label = source == K::kDcgmExporter   ? c.dcgm_node_label
+                               : source == K::kNodeExporter ? c.node_exporter_node_label
+                                                            : agent_node_label;
+    snap.problems.push_back(fmt::format(
+        "{} {} series have no {} label (relabel them, see docs/metrics-sources.md; they are "
+        "ignored)",
+        n, MetricsSourceName(source), QuoteInput(label)));
+  }
+
+  // Newest sample per (source, node).
+  std::map<std::pair<std::string, std::string>, TimeMs> times;
+  for (const prom::Series& s : sample_times.series) {
+    if (s.points.empty() || !std::isfinite(s.points.back().value)) continue;
+    const std::string source = Label(s.metric, kSourceMark);
+    const std::string& label = source == MetricsSourceName(K::kDcgmExporter) ? c.dcgm_node_label
+                               : source == MetricsSourceName(K::kNodeExporter)
+                                   ? c.node_exporter_node_label
+                                   : agent_node_label;
+    const std::string node = Label(s.metric, label.c_str());
+    if (node.empty()) continue;
+    times[{source, node}] = static_cast<TimeMs>(std::llround(s.points.back().value * 1000));
+  }
+
+  for (auto& [name, a] : acc) {
+    // Nodes the GPU memory source does not know are not GPU nodes (node-exporter
+    // runs on every node; the agent may run where dcgm-exporter does not).
+    if (!a.has_memory) continue;
+    NodeMetrics m;
+    m.sources.gpu_memory = MetricsSourceName(c.gpu_memory);
+    m.sources.nvlink = MetricsSourceName(c.nvlink);
+    m.sources.storage = MetricsSourceName(c.storage);
+    m.problems = std::move(a.problems);
+    m.storage_await_ms = a.await_ms;
+    m.nvlink_competition = a.competition.value_or(0);
+    m.sources.competition = a.competition ? "tidal-agent" : "none";
+
+    // The oldest of the sources' newest samples: one stale source, a stale node.
+    std::optional<TimeMs> sample;
+    for (K k : {K::kTidalAgent, K::kDcgmExporter, K::kNodeExporter}) {
+      if (!c.Uses(k)) continue;
+      const auto t = times.find({MetricsSourceName(k), name});
+      if (t == times.end()) {
+        m.problems.push_back(fmt::format(
+            "no sample time from {} ({} is missing for the node)", MetricsSourceName(k),
+            k == K::kTidalAgent     ? std::string(kAgentUp)
+            : k == K::kDcgmExporter ? std::string(DcgmClockFamily(c))
+                                    : "node_disk_reads_completed_total" + DiskSelector(c)));
+        continue;
+      }
+      sample = sample ? std::min(*sample, t->second) : t->second;
+    }
+    m.sample_time_ms = sample.value_or(0);
+    if (c.storage == K::kNodeExporter && a.await_series == 0)
+      m.problems.push_back(
+          "no storage await from node-exporter (no device matches nodeExporter.devices, or the "
+          "rate window does not hold two samples yet)");
+
+    bool any_peak_missing = false;
+    std::string model_without_peak;
+    for (auto& [index, g] : a.gpus) {
+      std::optional<double> used = g.used, total = g.total;
+      if (c.gpu_memory == K::kDcgmExporter) {
+        // A GPU seen in any series (NVLink, the agent's peers) without its memory
+        // is a partial reading, as in the agent path.
+        if (!g.used || (!g.free && !g.fb_total)) {
+          m.problems.push_back(
+              fmt::format("GPU {}: {} is missing", index, g.used ? kFbFree : kFbUsed));
+          continue;
+        }
+        // NVML v2's arithmetic: total = used + free + reserved, used without the
+        // driver's reservation; DCGM_FI_DEV_FB_TOTAL when it is exported.
+        total = g.fb_total ? *g.fb_total : *g.used + *g.free + g.reserved.value_or(0);
+      } else if (!used || !total) {
+        m.problems.push_back(
+            fmt::format("GPU {}: {} is missing", index, used ? kAgentTotal : kAgentUsed));
+        continue;
+      }
+      if (*used > *total) {
+        m.problems.push_back(fmt::format("GPU {}: used {} MiB exceeds total {} MiB", index,
+                                         *used / kMiB, *total / kMiB));
+        continue;
+      }
+      // A total of 0 would read as an idle GPU; one beyond Bytes as a huge free one.
+      if (!(*total >= kMiB && *total < 9.0e18)) {
+        m.problems.push_back(fmt::format("GPU {}: total memory {} MiB: expected at least 1 MiB",
+                                         index, *total / kMiB));
+        continue;
+      }
+      Gpu gpu;
+      gpu.index = index;
+      gpu.uuid = g.uuid;
+      gpu.model = g.model;
+      gpu.memory_total = static_cast<Bytes>(*total);
+      gpu.memory_used = static_cast<Bytes>(*used);
+      const GpuModelInfo* info = nullptr;
+      if (const auto it = c.gpu_models.find(g.model); it != c.gpu_models.end()) info = &it->second;
+      if (c.nvlink == K::kTidalAgent) {
+        gpu.nvlink_utilization = g.nvlink.value_or(0);
+      } else if (g.tx || g.rx || g.bw) {
+        if (!info || info->nvlink_peak_gbps <= 0) {
+          any_peak_missing = true;
+          model_without_peak = g.model;
+        } else {
+          const double peak = info->nvlink_peak_gbps * 1e9;
+          // Profiling: the busier direction against one direction's peak, as the
+          // agent does. The total counter sums both directions of every link.
+          const double u = c.dcgm_nvlink_series == DcgmNvlinkSeries::kProfiling
+                               ? std::max(g.tx.value_or(0), g.rx.value_or(0)) / peak
+                               : g.bw.value_or(0) / (2 * peak);
+          gpu.nvlink_utilization = std::clamp(u, 0.0, 1.0);
+        }
+      }
+      for (const auto& [peer, links] : g.peers)
+        if (links > 0 && peer != index) gpu.nvlink_peers.push_back({peer, links});
+      m.gpus.push_back(std::move(gpu));
+    }
+    if (any_peak_missing)
+      m.notes.push_back(fmt::format(
+          "NVLink traffic not used: no gpuModels[{}].nvlinkPeakGBps (utilisation taken as 0)",
+          QuoteInput(model_without_peak)));
+    if (c.nvlink == K::kDcgmExporter && !a.nvlink_series)
+      m.notes.push_back(
+          fmt::format("no NVLink traffic series from dcgm-exporter ({}): "
+                      "utilisation taken as 0",
+                      c.dcgm_nvlink_series == DcgmNvlinkSeries::kProfiling
+                          ? "DCGM_FI_PROF_NVLINK_TX_BYTES/RX_BYTES"
+                          : kNvlinkTotal));
+    // Topology: the agent's peer series where it runs, else the model table.
+    if (a.agent_peers) {
+      m.sources.topology = "tidal-agent";
+    } else {
+      const GpuModelInfo* info = nullptr;
+      std::string model;
+      bool one_model = !m.gpus.empty();
+      for (const Gpu& g : m.gpus) {
+        if (model.empty()) model = g.model;
+        one_model = one_model && g.model == model;
+      }
+      if (one_model)
+        if (const auto it = c.gpu_models.find(model); it != c.gpu_models.end()) info = &it->second;
+      if (info && info->fully_linked) {
+        m.sources.topology = "gpu-models";
+        for (Gpu& g : m.gpus)
+          for (const Gpu& p : m.gpus)
+            if (p.index != g.index) g.nvlink_peers.push_back({p.index, info->links_per_pair});
+      } else {
+        m.sources.topology = "none";
+        if (m.gpus.size() > 1)
+          m.notes.push_back(fmt::format(
+              "no NVLink topology (no agent, and gpuModels does not mark {} fully-linked): the "
+              "GPUs are taken as unlinked",
+              one_model ? QuoteInput(model) : std::string("a node of mixed models")));
+      }
+    }
+    // Any doubt about the reading makes the node unknown, never idle.
+    m.usable = m.problems.empty() && !m.gpus.empty();
+    if (m.gpus.empty() && m.problems.empty()) m.problems.push_back("no GPU memory series");
+    snap.nodes.emplace(name, std::move(m));
+  }
+  return snap;
+}
+
+}  // namespace tidal
