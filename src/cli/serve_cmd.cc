@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -148,11 +149,19 @@ int RunServe(const ServeFlags& f) {
         [](TimeMs ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }, log,
         &metrics, bo);
     server.SetBinder(binder.get());
-    server.SetReadiness([&]() -> std::string {
-      if (!nodes_informer->synced()) return "waiting for the first list of nodes";
-      if (!pods_informer->synced()) return "waiting for the first list of pods";
-      return "";
-    });
+    // Ready once a published view was built from both lists: before that, the
+    // device slots and the GPUs bound pods hold are unknown (after a restart, a
+    // GPU could be promised again).
+    server.SetReadiness(
+        [&, listed_at = std::make_shared<std::atomic<std::uint64_t>>(0)]() -> std::string {
+          if (!nodes_informer->synced()) return "waiting for the first list of nodes";
+          if (!pods_informer->synced()) return "waiting for the first list of pods";
+          std::uint64_t expected = 0;
+          listed_at->compare_exchange_strong(expected, catalog.generation());
+          if (store.Load()->catalog_generation < listed_at->load())
+            return "waiting for a view of the listed nodes and pods";
+          return "";
+        });
   }
   if (Status s = server.Start(); !s.ok()) throw InputError{s.reason()};
   refresher.Start();

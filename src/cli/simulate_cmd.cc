@@ -28,7 +28,7 @@ namespace {
 struct SimulateOptions {
   std::string cluster = "builtin:seed-8xA10";
   std::string workload = "builtin:seed";
-  std::string policies = "k8s-default,best-fit,load-aware,oracle";
+  std::string policies = "k8s-default,best-fit,load-aware+stock-dp,load-aware,oracle";
   std::string config;
   std::uint64_t seed = 42;
   std::string out;
@@ -393,7 +393,9 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--policies", o->policies,
                   "comma-separated. Without --experiment: k8s-default, best-fit, load-aware, "
                   "load-aware-noreserve, load-aware-forecast, load-aware-learn, "
-                  "load-aware-predict, load-aware+rebalance, oracle (default " +
+                  "load-aware-predict, load-aware+rebalance, oracle; all but the first two "
+                  "assume Tidal's device plugin, and with +stock-dp (load-aware+stock-dp) "
+                  "NVIDIA's, which gives the least-shared GPUs instead (default " +
                       o->policies + "). With --experiment fgd-inflation or philly: " +
                       trace_policies + " (default all of these)")
       ->each([o](const std::string&) { o->policies_set = true; });

@@ -76,5 +76,53 @@ TEST(ServeWithKubernetes, WatchesFiltersAndBinds) {
   serve.Stop();
 }
 
+// Before the nodes and pods are listed (here: never, the token is refused), a
+// decision could promise a GPU that a bound pod holds: every verb answers an
+// error, which kube-scheduler retries, and /readyz says why.
+TEST(ServeWithKubernetes, DecidesNothingBeforeTheListsAreInItsView) {
+  testing::TempDir dir;
+  const testing::TestPki pki = testing::MakeTestPki(dir);
+  testing::FakeApiServer api(pki, "serve-token");
+  api.PutNode(testing::TestNode("gpu-a", 4));
+  const std::string kubeconfig =
+      dir.Write("kubeconfig", testing::TestKubeconfig(api.url(), pki.ca_pem, "wrong-token"));
+  const int port = testing::FreePort();
+  testing::Child serve(
+      {TIDAL_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--prometheus",
+       "http://127.0.0.1:" + std::to_string(testing::FreePort()), "--kubeconfig", kubeconfig},
+      {}, "", dir.path() + "/serve.log");
+  httplib::Client http("127.0.0.1", port);
+  ASSERT_TRUE(Eventually([&] {
+    auto r = http.Get("/readyz");
+    return r && r->status == 503 && r->body.find("first list of nodes") != std::string::npos;
+  })) << testing::ReadFile(dir.path() + "/serve.log");
+
+  const std::string args = R"({"Pod":)" + testing::TestPod("ml", "train", 1).dump() +
+                           R"(,"Nodes":null,"NodeNames":["gpu-a"]})";
+  const struct {
+    const char* name;
+    const char* path;
+    std::string body;
+    int status;
+  } cases[] = {
+      {"filter", "/filter", args, 200},
+      {"prioritize", "/prioritize", args, 503},
+      {"bind", "/bind", R"({"PodName":"train","PodNamespace":"ml","PodUID":"u","Node":"gpu-a"})",
+       200},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = http.Post(c.path, c.body, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, c.status);
+    const std::string error =
+        c.status == 200 ? json::parse(r->body)["Error"].get<std::string>() : r->body;
+    EXPECT_NE(error.find("not ready: waiting for the first list of nodes"), std::string::npos)
+        << r->body;
+  }
+  for (const auto& req : api.requests()) EXPECT_NE(req.method, "POST") << req.path;
+  serve.Stop();
+}
+
 }  // namespace
 }  // namespace tidal::extender

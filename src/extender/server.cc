@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <map>
 #include <string_view>
 #include <thread>
@@ -21,6 +22,15 @@ struct Server::Impl {
   int port = -1;
   Binder* binder = nullptr;
   std::function<std::string()> not_ready;
+  std::atomic<bool> ready{false};  // latched: once ready, the verbs never ask again
+
+  // Why the verbs cannot decide yet ("" when they can).
+  std::string NotReady() {
+    if (ready.load(std::memory_order_relaxed) || !not_ready) return "";
+    std::string why = not_ready();
+    if (why.empty()) ready.store(true);
+    return why;
+  }
 };
 
 Server::Server(Extender& extender, ExtenderMetrics& metrics, const ViewStore& store,
@@ -37,6 +47,22 @@ void Server::SetReadiness(std::function<std::string()> not_ready) {
 }
 
 namespace {
+Reply NotReadyReply(std::string_view verb, const std::string& why) {
+  Reply r;
+  const std::string error = "tidal: not ready: " + why;
+  if (verb == "filter") {
+    FilterResult f;
+    f.error = error;
+    EncodeFilterResult(f, &r.body);
+  } else if (verb == "bind") {
+    EncodeBindingResult(error, &r.body);
+  } else {
+    r.http_status = 503;
+    r.body = error;
+  }
+  return r;
+}
+
 // Nodes of the snapshot by the source that fed each dimension: counts, not a
 // series per node (/debug/nodes names them), so the cardinality stays fixed.
 void AppendSourceCounts(const MetricsSnapshot* snapshot, std::string* out) {
@@ -134,9 +160,17 @@ Status Server::Start() {
   s.set_read_timeout(5, 0);
   s.set_write_timeout(5, 0);
 
+  // Until the nodes and pods the API server has are in the view (device slots, the
+  // GPUs bound pods hold), a decision could promise a GPU twice: the verbs answer
+  // an error, which kube-scheduler takes as a failed attempt and retries.
   auto verb = [this](bool filter) {
     return [this, filter](const httplib::Request& req, httplib::Response& res) {
-      Reply r = filter ? impl_->extender.Filter(req.body) : impl_->extender.Prioritize(req.body);
+      Reply r;
+      if (std::string why = impl_->NotReady(); !why.empty()) {
+        r = NotReadyReply(filter ? "filter" : "prioritize", why);
+      } else {
+        r = filter ? impl_->extender.Filter(req.body) : impl_->extender.Prioritize(req.body);
+      }
       res.status = r.http_status;
       res.set_content(std::move(r.body), r.http_status == 200 ? "application/json" : "text/plain");
     };
@@ -145,7 +179,8 @@ Status Server::Start() {
   s.Post("/prioritize", verb(false));
   if (im.binder) {
     s.Post("/bind", [this](const httplib::Request& req, httplib::Response& res) {
-      Reply r = impl_->binder->Bind(req.body);
+      const std::string why = impl_->NotReady();
+      Reply r = why.empty() ? impl_->binder->Bind(req.body) : NotReadyReply("bind", why);
       res.status = r.http_status;
       res.set_content(std::move(r.body), "application/json");
     });

@@ -1,12 +1,12 @@
 #include "tidal/sim/report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "tidal/core/status.h"
 #include "tidal/metrics/golden.h"
@@ -17,7 +17,8 @@ double Percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
-  const std::size_t i = static_cast<std::size_t>(std::clamp(rank, 1.0, static_cast<double>(values.size()))) - 1;
+  const std::size_t i =
+      static_cast<std::size_t>(std::clamp(rank, 1.0, static_cast<double>(values.size()))) - 1;
   return values[i];
 }
 
@@ -52,6 +53,13 @@ std::string Quote(const std::string& s) {
 int StartsOn(const PolicyResult& p, const std::string& node) {
   const auto it = p.starts_per_node.find(node);
   return it == p.starts_per_node.end() ? 0 : it->second;
+}
+
+// Wide enough for the longest policy name (load-aware+stock-dp), so columns align.
+std::size_t ColumnWidth(const RunReport& r) {
+  std::size_t w = 14;
+  for (const auto& p : r.policies) w = std::max(w, p.name.size());
+  return w;
 }
 
 }  // namespace
@@ -98,31 +106,34 @@ std::string RenderTable(const RunReport& r) {
     all.insert(all.begin() + 9, {"work lost moving (s)",
                                  [](const PolicyResult& p) { return Num(p.work_lost_s, 0); }});
   }
+  const std::size_t w = ColumnWidth(r);
   std::string header = fmt::format("{:<22}", "");
-  for (const auto& p : r.policies) header += fmt::format(" {:>14}", p.name);
+  for (const auto& p : r.policies) header += fmt::format(" {:>{}}", p.name, w);
   out += header + "\n";
   for (const auto& row : all) {
     std::string line = fmt::format("{:<22}", row.label);
-    for (const auto& p : r.policies) line += fmt::format(" {:>14}", row.cell(p));
+    for (const auto& p : r.policies) line += fmt::format(" {:>{}}", row.cell(p), w);
     out += line + "\n";
   }
   if (!r.policies.empty()) {
     out += "\nGPU memory utilisation per node, mean / peak\n";
     std::string h = fmt::format("{:<22}", "");
-    for (const auto& p : r.policies) h += fmt::format(" {:>14}", p.name);
+    for (const auto& p : r.policies) h += fmt::format(" {:>{}}", p.name, w);
     out += h + "\n";
     for (const auto& node : r.policies[0].nodes) {
       std::string line = fmt::format("{:<22}", node);
       for (const auto& p : r.policies)
-        line += fmt::format(" {:>14}", fmt::format("{:.0f}% / {:.0f}%", 100 * p.gpu_mem_util_mean.at(node),
-                                                   100 * p.gpu_mem_util_peak.at(node)));
+        line += fmt::format(" {:>{}}",
+                            fmt::format("{:.0f}% / {:.0f}%", 100 * p.gpu_mem_util_mean.at(node),
+                                        100 * p.gpu_mem_util_peak.at(node)),
+                            w);
       out += line + "\n";
     }
     out += "\nPods started per node (restarts included)\n";
     out += h + "\n";
     for (const auto& node : r.policies[0].nodes) {
       std::string line = fmt::format("{:<22}", node);
-      for (const auto& p : r.policies) line += fmt::format(" {:>14}", StartsOn(p, node));
+      for (const auto& p : r.policies) line += fmt::format(" {:>{}}", StartsOn(p, node), w);
       out += line + "\n";
     }
   }
@@ -168,7 +179,8 @@ std::string RenderJson(const RunReport& r) {
     }
     out += ", \"migration_rate\": " + Num(MigrationRate(p.oom_kills + p.evictions, p.starts), 6);
     out += ", \"lscs_max\": " + Num(p.lscs_max, 6);
-    out += ", \"lscs_settle_s\": " + (p.lscs_settle_s < 0 ? std::string("null") : Num(p.lscs_settle_s, 3));
+    out += ", \"lscs_settle_s\": " +
+           (p.lscs_settle_s < 0 ? std::string("null") : Num(p.lscs_settle_s, 3));
     out += ", \"nvlink_variance_max\": " + Num(p.nvlink_variance_max, 6);
     out += ", \"gpu_overcommit_max\": " + Num(p.max_gpu_overcommit, 6);
     out += ", \"gpu_mem_util_peak\": {";
@@ -213,14 +225,16 @@ void WriteCsv(const RunReport& r, const std::string& dir) {
     for (const auto& p : r.policies)
       for (const auto& pt : p.series)
         for (std::size_t n = 0; n < pt.node_memory.size(); ++n)
-          f << p.name << "," << Num(pt.t_s, 0) << "," << p.nodes[n] << "," << Num(pt.node_memory[n], 4) << "\n";
+          f << p.name << "," << Num(pt.t_s, 0) << "," << p.nodes[n] << ","
+            << Num(pt.node_memory[n], 4) << "\n";
   }
   {
     auto f = open("lscs.csv");
     f << "policy,t_s,lscs,pending,running\n";
     for (const auto& p : r.policies)
       for (const auto& pt : p.series)
-        f << p.name << "," << Num(pt.t_s, 0) << "," << Num(pt.lscs, 5) << "," << pt.pending << "," << pt.running << "\n";
+        f << p.name << "," << Num(pt.t_s, 0) << "," << Num(pt.lscs, 5) << "," << pt.pending << ","
+          << pt.running << "\n";
   }
   {
     auto f = open("waits.csv");

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "policy/plugins/k8sdefault/k8sdefault.h"
+#include "sim/device_plugin.h"
 #include "tidal/core/status.h"
 #include "tidal/metrics/golden.h"
 #include "tidal/policy/cycle.h"
@@ -21,7 +22,9 @@
 
 namespace tidal::sim {
 
-PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
+namespace {
+
+PolicySpec MakeBasePolicy(const std::string& name, const PolicyConfig& tidal) {
   PolicySpec p;
   p.name = name;
   p.tidal = tidal;
@@ -50,10 +53,34 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
   } else if (name == "oracle")
     p.kind = PolicyKind::kOracle;
   else
-    throw InputError{"policy \"" + name +
-                     "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve, "
-                     "load-aware-forecast, load-aware-learn, load-aware-predict, load-aware+rebalance "
-                     "or oracle)"};
+    throw InputError{
+        "policy \"" + name +
+        "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve, "
+        "load-aware-forecast, load-aware-learn, load-aware-predict, load-aware+rebalance "
+        "or oracle, the ones with Tidal's extender optionally ending in +stock-dp)"};
+  return p;
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
+  const std::string suffix = kStockDevicePluginSuffix;
+  if (!EndsWith(name, suffix)) return MakeBasePolicy(name, tidal);
+  PolicySpec p = MakeBasePolicy(name.substr(0, name.size() - suffix.size()), tidal);
+  // A baseline row already is the stock plugin's: a second, identical row would
+  // suggest a difference that is not there.
+  if (p.kind == PolicyKind::kK8sDefault || p.kind == PolicyKind::kBestFit)
+    throw InputError{"policy \"" + name + "\": " + p.name +
+                     " writes no tidal.io/gpus, so its pods get the device plugin's "
+                     "least-shared GPUs with any plugin; drop " +
+                     suffix};
+  p.name = name;
+  p.stock_device_plugin = true;
   return p;
 }
 
@@ -81,6 +108,9 @@ struct Task {
   double waited_s = 0;
   int node = -1;
   std::vector<int> gpus;  // physical GPU positions; a time-sliced pod may get one twice
+  // tidal.io/gpus as the extender wrote it (empty: none). Tidal's device plugin
+  // gives exactly these; the stock plugin may give others (`gpus`).
+  std::vector<int> named_gpus;
   TimeMs started_ms = 0;
   double progress_s = 0;
   TimeMs done_ms = 0;
@@ -421,6 +451,7 @@ class Simulation {
     book_.Remove(t.pod.Key());
     t.node = -1;
     t.gpus.clear();
+    t.named_gpus.clear();
   }
 
   void Complete(int id) {
@@ -476,6 +507,7 @@ class Simulation {
       const NodeSample& smp = scraped_[n];
       if (!smp.present) continue;
       const NodeSpec& s = *nodes_[n].spec;
+      const std::vector<int> held = HeldAsNamed(n);  // as the rebalancer's pod list says
       NodeMetrics m;
       for (int g = 0; g < s.gpu_count; ++g) {
         Gpu gpu;
@@ -484,7 +516,7 @@ class Simulation {
         gpu.memory_total = s.gpu_memory;
         gpu.memory_used = smp.used[g];
         gpu.nvlink_utilization = smp.nvlink_util[g];
-        gpu.free_slots = s.replicas_per_gpu - static_cast<int>(nodes_[n].tenants[g].size());
+        gpu.free_slots = std::max(0, s.replicas_per_gpu - held[g]);
         for (int h = 0; h < s.gpu_count; ++h)
           if (s.links[g][h] > 0) gpu.nvlink_peers.push_back({h, s.links[g][h]});
         m.gpus.push_back(std::move(gpu));
@@ -525,10 +557,10 @@ class Simulation {
         if (t.cls->declared_io_share)
           p.demand.annotations[std::string(rebalance::kIoShareAnnotation)] =
               fmt::format("{}", *t.cls->declared_io_share);
-        GpuSet held;  // a time-sliced pod may hold two replicas of one GPU
-        for (int g : t.gpus) held.Add(g);
+        GpuSet named;  // a time-sliced pod may hold two replicas of one GPU
+        for (int g : NamedOrGiven(t)) named.Add(g);
         std::string gpus;
-        for (int g : held.Indices()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+        for (int g : named.Indices()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
         p.demand.annotations[std::string(rebalance::kGpusAnnotation)] = gpus;
         p.node = n.spec->name;
         p.phase = "Running";
@@ -598,6 +630,9 @@ class Simulation {
     v.allocatable_gpus = s.gpu_count * s.replicas_per_gpu;
     v.cpu_milli_allocatable = s.cpu_milli;
     v.memory_allocatable = s.memory;
+    // The extender counts device slots by tidal.io/gpus; the oracle knows the truth.
+    const std::vector<int> held =
+        policy_.kind == PolicyKind::kLoadAware ? HeldAsNamed(n) : HeldReally(n);
     for (int id : rt.tasks) {
       v.gpus_requested += tasks_[id].cls->gpus;
       v.cpu_milli_requested += tasks_[id].cls->cpu_milli;
@@ -608,7 +643,7 @@ class Simulation {
       gpu.index = g;
       gpu.model = s.gpu_model;
       gpu.memory_total = s.gpu_memory;
-      gpu.free_slots = s.replicas_per_gpu - static_cast<int>(rt.tenants[g].size());
+      gpu.free_slots = std::max(0, s.replicas_per_gpu - held[g]);
       for (int h = 0; h < s.gpu_count; ++h)
         if (s.links[g][h] > 0) gpu.nvlink_peers.push_back({h, s.links[g][h]});
       v.gpus.push_back(std::move(gpu));
@@ -675,13 +710,13 @@ class Simulation {
       Task& t = tasks_[id];
       if (std::find(failed.begin(), failed.end(), t.cls) != failed.end()) continue;
       int node = -1;
-      std::vector<int> gpus;
+      std::vector<int> gpus, named;
       Bytes estimate = t.estimate;
-      if (!Decide(t, views, &node, &gpus, &estimate)) {
+      if (!Decide(t, views, &node, &gpus, &named, &estimate)) {
         failed.push_back(t.cls);
         continue;
       }
-      Bind(t, node, gpus, estimate);
+      Bind(t, node, gpus, named, estimate);
       views[node] = View(node);
       failed.clear();
     }
@@ -690,7 +725,7 @@ class Simulation {
   // kube-scheduler's decision: in-tree filter and scores, then the extender's
   // filter and 0–10 priority × weight × 10 on the survivors; ties at random.
   bool Decide(const Task& t, const std::vector<NodeState>& views, int* node, std::vector<int>* gpus,
-              Bytes* estimate) {
+              std::vector<int>* named, Bytes* estimate) {
     intree_->Evaluate(t.pod, views_ptrs(views), RunOptions{false, false}, &intree_eval_);
     std::vector<const NodeState*> feasible;
     std::vector<int> index;
@@ -728,26 +763,47 @@ class Simulation {
     if (ties.empty()) return false;
     const std::size_t pick = ties[tie_rng_.Below(ties.size())];
     *node = index[pick];
-    gpus->clear();
-    if (extender_ && ext_eval_.nodes[pick].placed) {
-      *gpus = ext_eval_.nodes[pick].gpus.Indices();
-    } else {
-      // The device plugin hands out replicas of the least-shared GPUs first.
-      const NodeRt& rt = nodes_[*node];
-      std::vector<int> held(rt.tenants.size());
-      for (std::size_t g = 0; g < held.size(); ++g)
-        held[g] = static_cast<int>(rt.tenants[g].size());
-      for (int k = 0; k < t.cls->gpus; ++k) {
-        int g = -1;
-        for (std::size_t h = 0; h < held.size(); ++h)
-          if (held[h] < rt.spec->replicas_per_gpu && (g < 0 || held[h] < held[g]))
-            g = static_cast<int>(h);
-        if (g < 0) return false;
-        ++held[g];
-        gpus->push_back(g);
-      }
+    named->clear();
+    if (extender_ && ext_eval_.nodes[pick].placed) *named = ext_eval_.nodes[pick].gpus.Indices();
+    return GiveGpus(t, *node, *named, gpus);
+  }
+
+  // What the node's device plugin gives the pod: Tidal's plugin the GPUs named in
+  // tidal.io/gpus; the stock plugin, and any plugin for a pod with no annotation,
+  // replicas of the least-shared GPUs by what the node really holds.
+  bool GiveGpus(const Task& t, int node, const std::vector<int>& named,
+                std::vector<int>* gpus) const {
+    if (!named.empty() && !policy_.stock_device_plugin) {
+      *gpus = named;
+      return true;
     }
+    auto given = LeastSharedGpus(HeldReally(static_cast<std::size_t>(node)),
+                                 nodes_[node].spec->replicas_per_gpu, t.cls->gpus);
+    if (!given) return false;
+    *gpus = std::move(*given);
     return true;
+  }
+
+  // Replicas held per GPU on the node: what its device plugin counts.
+  std::vector<int> HeldReally(std::size_t n) const {
+    std::vector<int> held;
+    for (const auto& tenants : nodes_[n].tenants) held.push_back(static_cast<int>(tenants.size()));
+    return held;
+  }
+
+  // Replicas held per GPU as the extender and the rebalancer count them, from the
+  // pods' tidal.io/gpus: with Tidal's device plugin the same as HeldReally.
+  std::vector<int> HeldAsNamed(std::size_t n) const {
+    std::vector<int> held(nodes_[n].tenants.size(), 0);
+    for (int id : nodes_[n].tasks)
+      for (int g : NamedOrGiven(tasks_[id])) ++held[g];
+    return held;
+  }
+
+  // The GPUs the extender takes a pod to hold: those it named, or, for a pod it
+  // placed without naming any, those the device plugin gave.
+  static const std::vector<int>& NamedOrGiven(const Task& t) {
+    return t.named_gpus.empty() ? t.gpus : t.named_gpus;
   }
 
   static std::vector<const NodeState*> views_ptrs(const std::vector<NodeState>& v) {
@@ -756,11 +812,13 @@ class Simulation {
     return out;
   }
 
-  void Bind(Task& t, int node, const std::vector<int>& gpus, Bytes estimate) {
+  void Bind(Task& t, int node, const std::vector<int>& gpus, const std::vector<int>& named,
+            Bytes estimate) {
     const TimeMs now = engine_.now();
     t.state = Task::State::kRunning;
     t.node = node;
     t.gpus = gpus;
+    t.named_gpus = named;
     t.started_ms = now;
     t.waited_s += static_cast<double>(now - t.pending_since_ms) / 1000.0;
     ++starts_;
@@ -775,7 +833,7 @@ class Simulation {
       Reservation r;
       r.pod = t.pod.Key();
       r.node = rt.spec->name;
-      for (int g : gpus) r.gpus.Add(g);
+      for (int g : NamedOrGiven(t)) r.gpus.Add(g);  // what /bind reserved, followed or not
       r.memory_per_gpu = estimate;
       r.uses_nvlink = PodUsesNvlink(policy_.tidal.nvlink, t.pod);
       r.placed_at_ms = now;

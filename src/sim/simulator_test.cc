@@ -25,7 +25,9 @@ RunReport RunSeed(std::uint64_t seed, const std::vector<std::string>& names,
   return r;
 }
 
-const std::vector<std::string> kAll = {"k8s-default", "best-fit", "load-aware", "oracle"};
+// The policies of `tidal simulate`'s default run, in its order.
+const std::vector<std::string> kAll = {"k8s-default", "best-fit", "load-aware+stock-dp",
+                                       "load-aware", "oracle"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -167,6 +169,103 @@ TEST(Simulator, LearnedMemoryEvensOutUndeclaredPods) {
   EXPECT_EQ(learn.completed, 100);
   EXPECT_EQ(learn.oom_kills, 0);
   EXPECT_LT(learn.lscs_max, reactive.lscs_max - 0.03);
+}
+
+}  // namespace
+}  // namespace tidal::sim
+
+namespace tidal::sim {
+namespace {
+
+// Issue 23: one node of 2 × 24 GiB GPUs, time-sliced 2 ways. A 20 GiB job comes
+// first, a 1 GiB one a minute later, an 8 GiB one a minute after that. The stock
+// device plugin gives the first GPU 0 (empty node, lowest index) and the second
+// GPU 1 (least shared); for the third both GPUs hold one replica, so it gets GPU 0
+// (lowest index) next to the 20 GiB job and is OOM-killed, again at every retry
+// until that job ends, while GPU 1 has 23 GiB free. Tidal's choice, carried out by
+// Tidal's device plugin, puts it where the memory is.
+const char* const kTwoGpuNode = R"(
+name: one-node-2xA10
+nodes:
+  - name: node-01
+    gpu: {model: A10, memory: 24Gi, count: 2, replicas: 2}
+)";
+
+const char* const kBigSmallMedium = R"(
+name: big-small-medium
+classes:
+  - name: big
+    count: 1
+    arrival: {kind: burst, start: 0s, window: 1s}
+    declaredMemory: 21Gi
+    memory: {context: 600Mi, peak: [20Gi, 20Gi], rampSeconds: [1, 1]}
+    duration: [60m, 60m]
+    startup: 10s
+  - name: small
+    count: 1
+    arrival: {kind: burst, start: 60s, window: 1s}
+    declaredMemory: 2Gi
+    memory: {context: 600Mi, peak: [1Gi, 1Gi], rampSeconds: [1, 1]}
+    duration: [60m, 60m]
+    startup: 10s
+  - name: medium
+    count: 1
+    arrival: {kind: burst, start: 120s, window: 1s}
+    declaredMemory: 10Gi
+    memory: {context: 600Mi, peak: [8Gi, 8Gi], rampSeconds: [1, 1]}
+    duration: [10m, 10m]
+    startup: 10s
+)";
+
+TEST(Simulator, StockDevicePluginOomsWhereTidalsGpuChoiceFits) {
+  const ClusterSpec c = LoadClusterSpec(YAML::Load(kTwoGpuNode), "test cluster");
+  const WorkloadSpec w = LoadWorkloadSpec(YAML::Load(kBigSmallMedium), "test workload");
+  struct Case {
+    const char* policy;
+    bool oom_free;
+  };
+  const Case cases[] = {
+      {"load-aware", true},            // Tidal's device plugin gives the GPU Tidal chose
+      {"load-aware+stock-dp", false},  // same node, the least-shared GPU: the full one
+      {"k8s-default", false},          // no choice of its own: the least-shared GPU too
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.policy);
+    const PolicyResult r = Simulate(c, w, MakePolicy(tc.policy, DefaultPolicyConfig()), {});
+    EXPECT_EQ(r.completed, 3);
+    EXPECT_EQ(r.oom_kills == 0, tc.oom_free) << r.oom_kills;
+    EXPECT_EQ(r.max_gpu_overcommit <= 1.0, tc.oom_free) << r.max_gpu_overcommit;
+  }
+}
+
+TEST(Simulator, PolicyNamesSayWhichDevicePluginGivesTheGpus) {
+  struct Case {
+    const char* name;
+    PolicyKind kind;
+    bool stock;
+    bool rebalance;
+  };
+  const Case cases[] = {
+      {"load-aware", PolicyKind::kLoadAware, false, false},  // as before: Tidal's plugin
+      {"load-aware+stock-dp", PolicyKind::kLoadAware, true, false},
+      {"load-aware+rebalance+stock-dp", PolicyKind::kLoadAware, true, true},
+      {"oracle+stock-dp", PolicyKind::kOracle, true, false},
+      {"k8s-default", PolicyKind::kK8sDefault, false, false},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const PolicySpec p = MakePolicy(tc.name, DefaultPolicyConfig());
+    EXPECT_EQ(p.name, tc.name);
+    EXPECT_EQ(p.kind, tc.kind);
+    EXPECT_EQ(p.stock_device_plugin, tc.stock);
+    EXPECT_EQ(p.rebalance, tc.rebalance);
+  }
+  // A baseline names no GPU, so +stock-dp would repeat its row; the suffix is not a policy.
+  for (const char* bad : {"k8s-default+stock-dp", "best-fit+stock-dp", "+stock-dp",
+                          "load-aware+stock-dp+stock-dp", "magic+stock-dp"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(MakePolicy(bad, DefaultPolicyConfig()), InputError);
+  }
 }
 
 }  // namespace

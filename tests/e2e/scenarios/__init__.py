@@ -1,0 +1,12 @@
+"""The end-to-end scenarios: each module has nodes() (the fake cluster) and
+run(cluster, checks)."""
+from . import bad_input, brief_cluster, prometheus_stops, scope, serve_restarts
+
+SCENARIOS = {
+    "brief_cluster": brief_cluster,
+    "bad_input": bad_input,
+    "prometheus_stops": prometheus_stops.WithGoldenPool,
+    "prometheus_stops_no_golden": prometheus_stops.WithoutGoldenPool,
+    "serve_restarts": serve_restarts,
+    "scope": scope,
+}
