@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "tidal/core/status.h"
 
@@ -42,8 +43,15 @@ struct KubeClient::Impl {
   std::mutex streams_mu;
   std::set<httplib::ClientImpl*> streams;
   bool cancelled = false;
+  // Kept-alive connections for Do(), one request at a time each: a new TLS
+  // connection (context, CA store, handshake) per request cost the API server
+  // and us more than the request (a bind is one request).
+  std::mutex idle_mu;
+  std::vector<std::unique_ptr<httplib::ClientImpl>> idle;
+  static constexpr std::size_t kMaxIdle = 8;
 
   ~Impl() {
+    idle.clear();
     if (client_cert) X509_free(client_cert);
     if (client_key) EVP_PKEY_free(client_key);
   }
@@ -121,8 +129,19 @@ std::string ErrorText(httplib::Error e) { return httplib::to_string(e); }
 }  // namespace
 
 HttpResponse KubeClient::Do(const HttpRequest& request) {
-  auto c = MakeClient(endpoint_, impl_->client_cert, impl_->client_key, options_,
-                      options_.request_timeout_ms);
+  std::unique_ptr<httplib::ClientImpl> c;
+  {
+    std::lock_guard<std::mutex> lock(impl_->idle_mu);
+    if (!impl_->idle.empty()) {
+      c = std::move(impl_->idle.back());
+      impl_->idle.pop_back();
+    }
+  }
+  if (!c) {
+    c = MakeClient(endpoint_, impl_->client_cert, impl_->client_key, options_,
+                   options_.request_timeout_ms);
+    c->set_keep_alive(true);
+  }
   const httplib::Headers headers = HeadersWith(Token());
   if (request.method != "GET" && request.method != "POST" && request.method != "PATCH" &&
       request.method != "DELETE")
@@ -138,10 +157,12 @@ HttpResponse KubeClient::Do(const HttpRequest& request) {
   HttpResponse out;
   if (!r) {
     out.error = request.method + " " + Describe() + request.path + ": " + ErrorText(r.error());
-    return out;
+    return out;  // the connection is dropped with the client
   }
   out.status = r->status;
   out.body = std::move(r->body);
+  std::lock_guard<std::mutex> lock(impl_->idle_mu);
+  if (impl_->idle.size() < Impl::kMaxIdle) impl_->idle.push_back(std::move(c));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "testing/fake_apiserver.h"
@@ -71,6 +72,15 @@ TEST_F(KubeClientTest, RereadsARotatedTokenFile) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later mtime
   dir.Write("token", "secret\n");
   EXPECT_EQ(client.Do({"GET", "/api/v1/nodes", "", ""}).status, 200);
+}
+
+// A bind is one request: a TLS connection made for each would cost more than it.
+TEST_F(KubeClientTest, RequestsReuseAKeptAliveConnection) {
+  KubeClient client(EndpointFor(api, pki, "secret"));
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(client.Do({"GET", "/api/v1/nodes", "", ""}).status, 200);
+  std::set<int> ports;
+  for (const auto& r : api.requests()) ports.insert(r.remote_port);
+  EXPECT_EQ(ports.size(), 1u) << "requests on " << ports.size() << " connections";
 }
 
 TEST_F(KubeClientTest, RejectsCertificatesThatDoNotParse) {

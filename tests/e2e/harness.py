@@ -251,10 +251,14 @@ class Cluster:
     def prometheus_url(self):
         return f"http://127.0.0.1:{self._port('prometheus')}"
 
-    def start_prometheus(self):
-        targets = [f"127.0.0.1:{self.ports[f'agent-{n}']}" for n in self.nodes]
-        config = {"global": {"scrape_interval": "1s", "scrape_timeout": "1s",
-                             "evaluation_interval": "1s"},
+    def scrape_targets(self):
+        return [f"127.0.0.1:{self.ports[f'agent-{n}']}" for n in self.nodes]
+
+    def start_prometheus(self, scrape_interval="1s"):
+        targets = self.scrape_targets()
+        config = {"global": {"scrape_interval": scrape_interval,
+                             "scrape_timeout": scrape_interval,
+                             "evaluation_interval": scrape_interval},
                   "scrape_configs": [{"job_name": "ai-node-metrics",
                                       "static_configs": [{"targets": targets}]}]}
         path = os.path.join(self.dir, "prometheus.yml")
@@ -320,8 +324,9 @@ class Cluster:
 
     # kube-scheduler.
 
-    def start_scheduler(self):
-        config = render_scheduler_config(self.tools, self.kubeconfig, self.serve_url)
+    def start_scheduler(self, config=None):
+        """kube-scheduler with `config` (default: the deploy's, rendered)."""
+        config = config or render_scheduler_config(self.tools, self.kubeconfig, self.serve_url)
         path = os.path.join(self.dir, "scheduler-config.yaml")
         with open(path, "w", encoding="utf-8") as f:
             yaml.safe_dump(config, f)

@@ -29,6 +29,7 @@ class FakeApiServer {
  public:
   struct Recorded {
     std::string method, path, query, body, content_type, authorization;
+    int remote_port = 0;  // the client's: the same one for requests on one connection
   };
   struct Event {
     std::uint64_t rv;
@@ -199,7 +200,8 @@ class FakeApiServer {
                  "",
                  q.body,
                  q.get_header_value("Content-Type"),
-                 q.get_header_value("Authorization")};
+                 q.get_header_value("Authorization"),
+                 q.remote_port};
     for (const auto& [k, v] : q.params) rec.query += (rec.query.empty() ? "" : "&") + k + "=" + v;
     requests_.push_back(std::move(rec));
     if (q.get_header_value("Authorization") != "Bearer " + token_) {
