@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PRESET="${PRESET:-release}" scripts/build.sh
-ctest --preset "${PRESET:-release}"
+# Extra CTest arguments, e.g. CTEST_ARGS="-LE e2e".
+# shellcheck disable=SC2086
+ctest --preset "${PRESET:-release}" ${CTEST_ARGS:-}
