@@ -490,8 +490,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     m->feasible.resize(n);
     m->priorities.resize(n);
   }
-  // Indexed lookups only when both maps are indexed (a published view always is).
-  const NodeIndex* index = view->ReservedIndex() ? view->Index() : nullptr;
+  // Indexed lookups only when every map is indexed (a published view always is).
+  const NodeIndex* index = view->Indexed() ? view->index.get() : nullptr;
   const Runner& runner = *runners_[stage];
   const auto run_part = [&](int k) {
     Part& part = ctx->parts[k];

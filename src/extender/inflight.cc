@@ -1,27 +1,40 @@
 #include "tidal/extender/inflight.h"
 
+#include <algorithm>
 #include <unordered_set>
 #include <vector>
 
 namespace tidal::extender {
 
 void InFlight::Touch(const std::string& node) {
-  changed_at_[node] = generation_;
-  constexpr std::size_t kSlack = 1024;
-  if (changed_at_.size() <= 2 * book_.size() + kSlack) return;
-  std::unordered_set<std::string> reserved;
-  for (const auto& [pod, r] : book_.all()) reserved.insert(r.node);
-  for (auto it = changed_at_.begin(); it != changed_at_.end();)
-    it = reserved.count(it->first) ? std::next(it) : changed_at_.erase(it);
-  forgotten_before_ = generation_;
+  changes_.emplace_back(generation_, node);
+  // A few thousand binds' worth: an overlay this far behind is made whole anyway
+  // (the refresher makes one against new nodes every half second while they change).
+  constexpr std::size_t kKeep = 4096;
+  while (changes_.size() > kKeep) {
+    forgotten_before_ = changes_.front().first + 1;
+    changes_.pop_front();
+  }
+}
+
+void InFlight::Unlink(const std::string& pod, const std::string& node) {
+  const auto it = pods_by_node_.find(node);
+  if (it == pods_by_node_.end()) return;
+  it->second.erase(pod);
+  if (it->second.empty()) pods_by_node_.erase(it);
 }
 
 void InFlight::Add(Reservation r) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string node = r.node;
-  counted_at_.erase(r.pod);
-  book_.Add(std::move(r));
   ++generation_;
+  if (const auto it = book_.all().find(r.pod); it != book_.all().end()) {
+    Unlink(r.pod, it->second.node);  // placed again, maybe elsewhere
+    Touch(it->second.node);
+  }
+  counted_at_.erase(r.pod);
+  pods_by_node_[node].insert(r.pod);
+  book_.Add(std::move(r));
   Touch(node);
 }
 
@@ -32,6 +45,7 @@ bool InFlight::Remove(const std::string& pod) {
   if (it == book_.all().end()) return false;
   const std::string node = it->second.node;
   book_.Remove(pod);
+  Unlink(pod, node);
   ++generation_;
   Touch(node);
   return true;
@@ -64,6 +78,7 @@ void InFlight::Expire(TimeMs now_ms, const MetricsSnapshot& snapshot) {
   std::vector<std::string> changed;
   for (const auto& [pod, was] : before) {
     const auto it = book_.all().find(pod);
+    if (it == book_.all().end()) Unlink(pod, was.first);
     if (it == book_.all().end() || it->second.in_flight != was.second) changed.push_back(was.first);
   }
   if (changed.empty()) return;
@@ -71,40 +86,82 @@ void InFlight::Expire(TimeMs now_ms, const MetricsSnapshot& snapshot) {
   for (const auto& node : changed) Touch(node);
 }
 
-InFlight::Overlaid InFlight::Overlay(const NodeMap& base, std::uint64_t catalog_generation,
-                                     const ReservedMap* previous, std::uint64_t since) const {
+namespace {
+// The fold point: past it, the recent tier costs a bind more than folding would.
+std::size_t FoldAt(std::size_t reserved) {
+  std::size_t root = 1;
+  while (root * root < reserved) ++root;
+  return std::max<std::size_t>(16, root);
+}
+}  // namespace
+
+InFlight::Overlaid InFlight::Overlay(const std::shared_ptr<const NodeMap>& base,
+                                     std::uint64_t catalog_generation,
+                                     const Overlaid* previous) const {
   std::unordered_map<std::string, std::vector<Reservation>> by_node;
   std::unordered_set<std::string> redo;
   Overlaid out;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const bool whole = !previous || since < forgotten_before_;
-    if (!whole)
-      for (const auto& [node, at] : changed_at_)
-        if (at > since) redo.insert(node);
-    if (whole) previous = nullptr;
-    for (const auto& [pod, r] : book_.all()) {
-      if (!whole && !redo.count(r.node)) continue;
-      if (whole) redo.insert(r.node);
-      Reservation copy = r;
-      copy.requested_counted = Counted(pod, catalog_generation);
-      by_node[r.node].push_back(std::move(copy));
+    if (previous && previous->generation < forgotten_before_) previous = nullptr;
+    if (previous) {
+      for (auto it = changes_.rbegin(); it != changes_.rend() && it->first > previous->generation;
+           ++it)
+        redo.insert(it->second);
+    } else {
+      for (const auto& [node, pods] : pods_by_node_) redo.insert(node);
+    }
+    for (const auto& node : redo) {
+      const auto pods = pods_by_node_.find(node);
+      if (pods == pods_by_node_.end()) continue;
+      auto& list = by_node[node];
+      for (const auto& pod : pods->second) {
+        Reservation copy = book_.all().at(pod);
+        copy.requested_counted = Counted(pod, catalog_generation);
+        list.push_back(std::move(copy));
+      }
     }
     out.generation = generation_;
   }
-  auto reserved =
-      previous ? std::make_shared<ReservedMap>(*previous) : std::make_shared<ReservedMap>();
+  // Made again: the changed nodes into a copy of the recent tier (small), the
+  // larger tier shared.
+  auto recent =
+      previous ? std::make_shared<ReservedMap>(*previous->recent) : std::make_shared<ReservedMap>();
   for (const auto& name : redo) {
-    reserved->erase(name);
     const auto rs = by_node.find(name);
-    const auto it = base.find(name);
+    const auto it = base->find(name);
     // A node not known yet is judged unknown: nothing to add to.
-    if (rs == by_node.end() || it == base.end()) continue;
-    NodeState n = it->second;
-    ApplyReservations(rs->second, slots_per_gpu_, n);
-    reserved->emplace(name, std::make_shared<const NodeState>(std::move(n)));
+    if (it == base->end()) {
+      recent->erase(name);
+      continue;
+    }
+    if (rs != by_node.end()) {
+      NodeState n = it->second;
+      ApplyReservations(rs->second, slots_per_gpu_, n);
+      (*recent)[name] = std::make_shared<const NodeState>(std::move(n));
+    } else if (previous && previous->reserved->count(name)) {
+      (*recent)[name] = std::shared_ptr<const NodeState>(base, &it->second);  // unreserved
+    } else {
+      recent->erase(name);
+    }
   }
-  out.reserved = std::move(reserved);
+  const std::shared_ptr<const ReservedMap> older =
+      previous ? previous->reserved : std::make_shared<const ReservedMap>();
+  if (recent->size() <= FoldAt(older->size()) && previous) {
+    out.reserved = older;
+    out.recent = std::move(recent);
+    return out;
+  }
+  auto folded = std::make_shared<ReservedMap>(*older);
+  for (auto& [name, node] : *recent) {
+    const auto it = base->find(name);
+    if (it != base->end() && node.get() == &it->second) {
+      folded->erase(name);
+    } else {
+      (*folded)[name] = std::move(node);
+    }
+  }
+  out.reserved = std::move(folded);
   return out;
 }
 

@@ -118,10 +118,12 @@ class RisingSource final : public MetricsSource {
  public:
   Status Fetch(TimeMs now_ms, MetricsSnapshot* out) override {
     *out = Snapshot(now_ms, {{used_gib, used_gib, used_gib, used_gib}});
+    fetches.fetch_add(1);
     return Status::Fits();
   }
   std::string Describe() const override { return "rising"; }
   int used_gib = 0;
+  std::atomic<int> fetches{0};
 };
 
 TEST(Refresher, PublishesTheForecastTrendOfEachNode) {
@@ -181,7 +183,10 @@ TEST(Refresher, ForecastAndLearningUnderConcurrentUse) {
     for (int i = 0; i < 40; ++i) {
       const std::string key = "ml/p" + std::to_string(i);
       peaks.Running(key, "w", "n0", {i % 4});
-      std::this_thread::sleep_for(std::chrono::milliseconds(6));  // a few fetches
+      // A few fetches while it runs, however busy the machine is.
+      const int seen = source.fetches.load();
+      while (source.fetches.load() < seen + 3)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
       peaks.Ended(key);
     }
     done = true;

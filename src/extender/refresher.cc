@@ -116,8 +116,9 @@ void Refresher::RefreshOnce() {
 
 void Refresher::PublishNodes(std::shared_ptr<ClusterView> next) {
   if (inflight_) {
-    InFlight::Overlaid o = inflight_->Overlay(*next->nodes, next->catalog_generation);
+    InFlight::Overlaid o = inflight_->Overlay(next->nodes, next->catalog_generation);
     next->reserved = std::move(o.reserved);
+    next->recent = std::move(o.recent);
     next->reservations_generation = o.generation;
   }
   std::lock_guard<std::mutex> publish(publish_mu_);
@@ -128,9 +129,10 @@ void Refresher::PublishNodes(std::shared_ptr<ClusterView> next) {
 
 void Refresher::CatchUpReservations(ClusterView* next) {
   if (!inflight_ || inflight_->generation() == next->reservations_generation) return;
-  InFlight::Overlaid o = inflight_->Overlay(*next->nodes, next->catalog_generation,
-                                            next->reserved.get(), next->reservations_generation);
+  const InFlight::Overlaid previous{next->reserved, next->recent, next->reservations_generation};
+  InFlight::Overlaid o = inflight_->Overlay(next->nodes, next->catalog_generation, &previous);
   next->reserved = std::move(o.reserved);
+  next->recent = std::move(o.recent);
   next->reservations_generation = o.generation;
 }
 

@@ -88,14 +88,14 @@ TEST(NodeIndex, NewReservationsKeepTheNodesIndex) {
   view->nodes = nodes;
   ViewStore store;
   store.Publish(view);
-  const NodeIndex* before = store.Load()->Index();
+  const NodeIndex* before = store.Load()->index.get();
   ASSERT_NE(before, nullptr);
   auto next = std::make_shared<ClusterView>(*store.Load());
   auto reserved = std::make_shared<ReservedMap>();
   reserved->emplace("n2", std::make_shared<const NodeState>(Named("n2", 12)));
   next->reserved = reserved;
   store.Publish(next);
-  EXPECT_EQ(store.Load()->Index(), before);
+  EXPECT_EQ(store.Load()->index.get(), before);
   EXPECT_EQ(store.Load()->Find("n2")->allocatable_gpus, 12);
   EXPECT_EQ(store.Load()->Find("n1")->allocatable_gpus, 1);
 }

@@ -4,13 +4,17 @@
 // refresher expires them against each new snapshot and the view carries the
 // affected nodes with the reservations applied (ClusterView::reserved).
 //
-// A bind changes one node's reservations; Overlay() then makes that node again
-// and shares the others with the previous overlay, so a bind costs the same at
-// 10 nodes and at 5 000.
+// A bind changes one node's reservations: Overlay() makes that node again into
+// a small tier of recent changes (ClusterView::recent) and shares everything
+// else with the previous overlay. The recent tier is folded into the larger one
+// when it outgrows the square root of it, so a bind's work stays near
+// O(sqrt(reserved nodes)) in a burst instead of O(reserved nodes).
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -34,15 +38,17 @@ class InFlight {
   void Expire(TimeMs now_ms, const MetricsSnapshot& snapshot);
 
   struct Overlaid {
-    std::shared_ptr<const ReservedMap> reserved;
+    std::shared_ptr<const ReservedMap> reserved = std::make_shared<const ReservedMap>();
+    // Nodes changed since `reserved` was made, looked up before it; an entry that
+    // points into the base map says the node holds no reservations any more.
+    std::shared_ptr<const ReservedMap> recent = std::make_shared<const ReservedMap>();
     std::uint64_t generation = 0;  // the reservations it shows
   };
   // The nodes of `base` (built from the catalog at `catalog_generation`) that hold
   // reservations, with them applied. Given `previous`, an overlay made against the
-  // same base at generation `since`, only the nodes whose reservations changed
-  // since are made again; the others are shared with it.
-  Overlaid Overlay(const NodeMap& base, std::uint64_t catalog_generation,
-                   const ReservedMap* previous = nullptr, std::uint64_t since = 0) const;
+  // same base, only the nodes whose reservations changed since are made again.
+  Overlaid Overlay(const std::shared_ptr<const NodeMap>& base, std::uint64_t catalog_generation,
+                   const Overlaid* previous = nullptr) const;
   // Changes with every Add, Remove and Expire that changed something.
   std::uint64_t generation() const;
   std::size_t in_flight() const;
@@ -50,17 +56,18 @@ class InFlight {
 
  private:
   void Touch(const std::string& node);  // with mu_ held: its reservations changed
+  void Unlink(const std::string& pod, const std::string& node);  // from pods_by_node_
   bool Counted(const std::string& pod, std::uint64_t catalog_generation) const;
 
   mutable std::mutex mu_;
   ReservationBook book_;
   int slots_per_gpu_;
   std::uint64_t generation_ = 0;
-  // The generation of each node's last change; entries of nodes without
-  // reservations are dropped when they pile up, and an overlay older than the
-  // drop is made whole again.
-  std::unordered_map<std::string, std::uint64_t> changed_at_;
+  // Which nodes changed at which generation, oldest first; trimmed when long, and
+  // an overlay older than the trimmed part is made whole again.
+  std::deque<std::pair<std::uint64_t, std::string>> changes_;
   std::uint64_t forgotten_before_ = 0;
+  std::unordered_map<std::string, std::set<std::string>> pods_by_node_;
   std::unordered_map<std::string, std::uint64_t> counted_at_;  // pod → catalog generation
 };
 

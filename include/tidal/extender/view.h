@@ -50,7 +50,7 @@ int DeviceSlotsPerGpu(int allocatable_gpus, std::size_t gpus);
 
 using NodeMap = std::unordered_map<std::string, NodeState>;
 // The nodes holding reservations, each with them applied. Shared, not copied:
-// a bind republishes the map with one node changed, not every reserved node.
+// a view's overlay tiers share their nodes with the previous view's.
 using ReservedMap = std::unordered_map<std::string, std::shared_ptr<const NodeState>>;
 
 // Nodes by name for the request path: open addressing over one of a view's
@@ -101,38 +101,43 @@ struct ClusterView {
       std::make_shared<const std::unordered_map<std::string, NodeState>>();
   std::uint64_t catalog_generation = 0;  // of the NodeCatalog the nodes were built with
   // The nodes holding reservations of pods placed since their sample (DESIGN §6),
-  // with those applied, made against `nodes`; looked up before `nodes`.
+  // with those applied, made against `nodes`, in two tiers: `recent` (the nodes
+  // changed since `reserved` was made, small) is looked up first, then
+  // `reserved`, then `nodes`. A `recent` entry that points into `nodes` says the
+  // node's reservations are gone.
   std::shared_ptr<const ReservedMap> reserved = std::make_shared<const ReservedMap>();
+  std::shared_ptr<const ReservedMap> recent = std::make_shared<const ReservedMap>();
   std::uint64_t reservations_generation = 0;  // of the InFlight the overlay was made at
   SourceHealth health;
   // Set by ViewStore::Publish; each used only while it indexes its map.
-  std::shared_ptr<const NodeIndex> index, reserved_index;
+  std::shared_ptr<const NodeIndex> index, reserved_index, recent_index;
 
-  // The indexes, while they index this view's maps; else null.
-  const NodeIndex* Index() const {
-    return index && index->Indexes(nodes.get()) ? index.get() : nullptr;
+  // Whether every map is indexed (a published view always is).
+  bool Indexed() const {
+    return index && index->Indexes(nodes.get()) && reserved_index &&
+           reserved_index->Indexes(reserved.get()) && recent_index &&
+           recent_index->Indexes(recent.get());
   }
-  const NodeIndex* ReservedIndex() const {
-    return reserved_index && reserved_index->Indexes(reserved.get()) ? reserved_index.get()
-                                                                     : nullptr;
-  }
-  // The entry of `name` (hashed with NodeIndex::Hash), reserved first, null when
-  // unknown. Only while both Index() and ReservedIndex() are set.
+  // The entry of `name` (hashed with NodeIndex::Hash), recent and reserved
+  // first, null when unknown. Only while Indexed().
   const NodeIndex::Entry* Lookup(std::string_view name, std::uint64_t hash) const {
+    if (!recent->empty())
+      if (const NodeIndex::Entry* e = recent_index->Lookup(name, hash)) return e;
     if (!reserved->empty())
       if (const NodeIndex::Entry* e = reserved_index->Lookup(name, hash)) return e;
     return index->Lookup(name, hash);
   }
   const NodeState* Find(std::string_view name) const {
-    if (Index() && ReservedIndex()) {
+    if (Indexed()) {
       const NodeIndex::Entry* e = Lookup(name, NodeIndex::Hash(name));
       return e ? e->node : nullptr;
     }
     return FindInMaps(std::string(name));
   }
   const NodeState* FindInMaps(const std::string& name) const {
-    if (!reserved->empty()) {
-      if (const auto it = reserved->find(name); it != reserved->end()) return it->second.get();
+    for (const ReservedMap* tier : {recent.get(), reserved.get()}) {
+      if (tier->empty()) continue;
+      if (const auto it = tier->find(name); it != tier->end()) return it->second.get();
     }
     const auto it = nodes->find(name);
     return it == nodes->end() ? nullptr : &it->second;
@@ -158,14 +163,19 @@ class ViewStore {
     std::lock_guard<std::mutex> lock(mu_);
     return view_;
   }
-  // Indexes what the view changed first (outside the lock): the nodes only when
-  // they are new, the reserved nodes when they are.
+  // Indexes what the view changed first (outside the lock): each map only when
+  // it is new (a bind changes the small recent tier alone).
   void Publish(std::shared_ptr<const ClusterView> v) {
-    if (!v->Index() || !v->ReservedIndex()) {
+    if (!v->Indexed()) {
       auto indexed = std::make_shared<ClusterView>(*v);
-      if (!v->Index()) indexed->index = std::make_shared<const NodeIndex>(indexed->nodes);
-      if (!v->ReservedIndex())
-        indexed->reserved_index = std::make_shared<const NodeIndex>(indexed->reserved);
+      const auto stale = [](const auto& index, const auto& map) {
+        return !index || !index->Indexes(map.get());
+      };
+      if (stale(v->index, v->nodes)) indexed->index = std::make_shared<const NodeIndex>(v->nodes);
+      if (stale(v->reserved_index, v->reserved))
+        indexed->reserved_index = std::make_shared<const NodeIndex>(v->reserved);
+      if (stale(v->recent_index, v->recent))
+        indexed->recent_index = std::make_shared<const NodeIndex>(v->recent);
       v = std::move(indexed);
     }
     std::lock_guard<std::mutex> publish(publish_mu_);
