@@ -1,12 +1,15 @@
-// The deployable stack: both kustomize trees render with the kubectl on PATH and
-// pass our schemas; the rules pass promtool's checks and unit tests (which must
-// fail when a threshold is changed); the PrometheusRule is the rules file; the
-// plain scrape config is a valid Prometheus config; and every PromQL expression
-// of the rules and of the dashboard is accepted by a real Prometheus.
+// The deployable stack: every kustomize tree renders with the kubectl on PATH and
+// passes our schemas and pod checks (probes, ports, resources; each shown to fail
+// on a bad fixture); the kube-prometheus-stack overlay carries the chart's labels; the rules pass
+// promtool's checks and unit tests (which must fail when a threshold is changed); the
+// PrometheusRule is the rules file; the plain scrape config is a valid Prometheus config; and every
+// PromQL expression of the rules and of the dashboard is accepted by a real Prometheus.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -65,27 +68,49 @@ class Stack : public ::testing::Test {
   TempDir dir_;
 };
 
-TEST_F(Stack, BothTreesRenderAndPassTheSchemas) {
+// validate_manifests.py on a file, with its options.
+testing::RunResult Validate(const std::string& file, const TempDir& dir,
+                            std::vector<std::string> options = {}) {
+  std::vector<std::string> argv = {kPython, Src("deploy/tests/validate_manifests.py")};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(file);
+  return RunProgram(argv, dir);
+}
+
+// The namespace kube-prometheus-stack runs in: the overlay puts the dashboard there.
+const std::vector<std::string> kMonitoringExists = {"--namespace-exists", "monitoring"};
+
+TEST_F(Stack, EveryStackRendersAndPassesTheChecks) {
   struct Case {
     const char* name;
     const char* dir;
+    std::vector<std::string> options;
     std::vector<std::string> must_have;
     std::vector<std::string> must_not_have;
   };
   const Case cases[] = {
       {"with the Prometheus Operator",
        "deploy",
+       {},
        {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "ServiceMonitor/ai-node-metrics",
-        "Deployment/load-aware-scheduler", "PodMonitor/load-aware-scheduler",
+        "Deployment/load-aware-scheduler", "ServiceMonitor/load-aware-scheduler",
         "PrometheusRule/tidal", "ConfigMap/tidal-grafana-dashboard", "Deployment/tidal-rebalancer",
         "ClusterRole/tidal-rebalancer"},
+       {"ConfigMap/tidal-prometheus", "PodMonitor/load-aware-scheduler"}},
+      {"with kube-prometheus-stack",
+       "deploy/overlays/kube-prometheus-stack",
+       kMonitoringExists,
+       {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "ServiceMonitor/ai-node-metrics",
+        "Deployment/load-aware-scheduler", "ServiceMonitor/load-aware-scheduler",
+        "PrometheusRule/tidal", "ConfigMap/tidal-grafana-dashboard", "Deployment/tidal-rebalancer"},
        {"ConfigMap/tidal-prometheus"}},
       {"without the operator",
        "deploy/overlays/no-operator",
+       {},
        {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "Deployment/load-aware-scheduler",
         "ConfigMap/tidal-prometheus", "ConfigMap/tidal-grafana-dashboard",
         "Deployment/tidal-rebalancer"},
-       {"ServiceMonitor/ai-node-metrics", "PodMonitor/load-aware-scheduler",
+       {"ServiceMonitor/ai-node-metrics", "ServiceMonitor/load-aware-scheduler",
         "PrometheusRule/tidal"}},
   };
   for (const auto& tc : cases) {
@@ -93,11 +118,152 @@ TEST_F(Stack, BothTreesRenderAndPassTheSchemas) {
     const Rendered r = Render(tc.dir, dir_);
     ASSERT_EQ(r.exit_code, 0) << r.yaml;
     const std::string file = dir_.Write(std::string(tc.name) + ".yaml", r.yaml);
-    const auto v = RunProgram({kPython, Src("deploy/tests/validate_manifests.py"), file}, dir_);
+    const auto v = Validate(file, dir_, tc.options);
     EXPECT_EQ(v.exit_code, 0) << v.out;
     const auto kinds = Kinds(r.yaml);
     for (const auto& k : tc.must_have) EXPECT_EQ(kinds.count(k), 1u) << k;
     for (const auto& k : tc.must_not_have) EXPECT_EQ(kinds.count(k), 0u) << k;
+  }
+}
+
+// Every directory of deploy/ with a kustomization.yaml: the stacks above and
+// each part on its own (deploy/agent, deploy/overlays/kube-prometheus-stack/grafana,
+// ...), so that a part that breaks only when applied alone is seen too. A part's
+// references to the rest of the stack are not checked (--fragment).
+TEST_F(Stack, EveryKustomizeTreeRendersAndPassesTheChecks) {
+  std::vector<std::string> trees;
+  const std::filesystem::path root = Src("deploy");
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    const std::string rel = std::filesystem::relative(e.path(), Src("")).string();
+    if (e.path().filename() == "kustomization.yaml" && rel.rfind("deploy/tests/", 0) != 0)
+      trees.push_back(std::filesystem::relative(e.path().parent_path(), Src("")).string());
+  }
+  std::sort(trees.begin(), trees.end());
+  // The discovery finds what is known to be there (and so cannot pass on nothing).
+  for (const char* known :
+       {"deploy", "deploy/agent", "deploy/scheduler", "deploy/rebalancer", "deploy/workloads",
+        "deploy/monitoring", "deploy/monitoring/plain", "deploy/overlays/no-operator",
+        "deploy/overlays/kube-prometheus-stack", "deploy/overlays/kube-prometheus-stack/grafana"})
+    EXPECT_TRUE(std::count(trees.begin(), trees.end(), known)) << known << " was not found";
+  for (const auto& tree : trees) {
+    SCOPED_TRACE(tree);
+    const Rendered r = Render(tree, dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.yaml;
+    const std::string file = dir_.Write("tree.yaml", r.yaml);
+    const auto v = Validate(file, dir_, {"--fragment"});
+    EXPECT_EQ(v.exit_code, 0) << v.out;
+  }
+}
+
+// Each pod check fails on a manifest that breaks it (deploy/tests/fixtures: the
+// first line of each names the problem it must be reported with), and passes
+// the good ones.
+TEST_F(Stack, ThePodChecksRejectBadManifests) {
+  struct Case {
+    const char* name;
+    const char* fixture;
+    int exit_code;
+  };
+  const Case cases[] = {
+      {"verbs on loopback, probes and metrics on a second port", "good.yaml", 0},
+      {"a hostNetwork pod probed on loopback", "good-host-network.yaml", 0},
+      {"a probe with a loopback host", "bad-loopback-probe-host.yaml", 1},
+      {"a probe on a port the args bind to loopback", "bad-loopback-listener.yaml", 1},
+      {"a probe on a port nothing declares or listens on", "bad-undeclared-probe-port.yaml", 1},
+      {"a probe naming an unknown port", "bad-unknown-port-name.yaml", 1},
+      {"a Service targeting an unknown port", "bad-service-target.yaml", 1},
+      {"a ServiceMonitor on a port its Service does not name", "bad-servicemonitor-port.yaml", 1},
+      {"a PodMonitor on a port bound to loopback", "bad-podmonitor-loopback.yaml", 1},
+      {"a container without a memory limit", "bad-no-memory-limit.yaml", 1},
+      {"a container without resources", "bad-no-resources.yaml", 1},
+  };
+  std::set<std::string> covered;
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const std::string file = Src(std::string("deploy/tests/fixtures/") + tc.fixture);
+    const std::string text = ReadFile(file);
+    const std::string tag = "# expect: ";
+    ASSERT_EQ(text.rfind(tag, 0), 0u) << tc.fixture << " does not start with " << tag;
+    const std::string expect = text.substr(tag.size(), text.find('\n') - tag.size());
+    const auto v = Validate(file, dir_, {"--fragment"});
+    EXPECT_EQ(v.exit_code, tc.exit_code) << v.out;
+    EXPECT_NE(v.out.find(expect), std::string::npos) << v.out;
+    if (tc.exit_code != 0) {  // the one problem the fixture was made for, no other
+      EXPECT_NE(v.out.find(" 1 problems"), std::string::npos) << v.out;
+    }
+    covered.insert(tc.fixture);
+  }
+  // A fixture added without a case here would never run.
+  for (const auto& e : std::filesystem::directory_iterator(Src("deploy/tests/fixtures")))
+    if (e.path().extension() == ".yaml") {
+      EXPECT_TRUE(covered.count(e.path().filename().string())) << e.path().filename();
+    }
+}
+
+// What kube-prometheus-stack's default selectors need: the `release` label on
+// every ServiceMonitor and PrometheusRule, the dashboard in Grafana's namespace
+// with the sidecar's label. And the one Prometheus setting each stack gives
+// tidal serve and tidal rebalance.
+TEST_F(Stack, EachStackReachesItsPrometheusAndGrafana) {
+  struct Case {
+    const char* name;
+    const char* dir;
+    const char* release;  // "" when none is expected
+    const char* dashboard_namespace;
+    const char* prometheus_url;
+  };
+  const Case cases[] = {
+      {"with the Prometheus Operator", "deploy", "", "tidal-system",
+       "http://prometheus-operated.monitoring.svc:9090"},
+      {"with kube-prometheus-stack", "deploy/overlays/kube-prometheus-stack",
+       "kube-prometheus-stack", "monitoring", "http://prometheus-operated.monitoring.svc:9090"},
+      {"without the operator", "deploy/overlays/no-operator", "", "tidal-system",
+       "http://prometheus.monitoring.svc:9090"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const Rendered r = Render(tc.dir, dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.yaml;
+    std::string settings;  // the tidal-settings ConfigMap's generated name
+    int queriers = 0;
+    for (const auto& doc : YAML::LoadAll(r.yaml)) {
+      if (!doc.IsMap() || !doc["kind"]) continue;
+      const std::string kind = doc["kind"].as<std::string>();
+      const std::string name = doc["metadata"]["name"].as<std::string>();
+      const YAML::Node labels = doc["metadata"]["labels"];
+      if (kind == "ServiceMonitor" || kind == "PrometheusRule") {
+        const std::string release =
+            labels && labels["release"] ? labels["release"].as<std::string>() : "";
+        EXPECT_EQ(release, tc.release) << kind << "/" << name;
+      }
+      if (kind == "ConfigMap" && name == "tidal-grafana-dashboard") {
+        EXPECT_EQ(doc["metadata"]["namespace"].as<std::string>(), tc.dashboard_namespace);
+        EXPECT_EQ(labels["grafana_dashboard"].as<std::string>(), "1");
+      }
+      if (kind == "ConfigMap" && name.rfind("tidal-settings", 0) == 0) {
+        settings = name;
+        EXPECT_EQ(doc["data"]["prometheus-url"].as<std::string>(), tc.prometheus_url);
+      }
+    }
+    ASSERT_FALSE(settings.empty()) << "no tidal-settings ConfigMap";
+    // Every --prometheus flag reads it, through the container's environment.
+    for (const auto& doc : YAML::LoadAll(r.yaml)) {
+      if (!doc.IsMap() || !doc["spec"] || !doc["spec"]["template"]) continue;
+      for (const auto& c : doc["spec"]["template"]["spec"]["containers"]) {
+        for (const auto& a : c["args"]) {
+          const std::string arg = a.as<std::string>();
+          if (arg.rfind("--prometheus=", 0) != 0) continue;
+          ++queriers;
+          EXPECT_EQ(arg, "--prometheus=$(PROMETHEUS_URL)") << c["name"];
+          std::string from;
+          for (const auto& e : c["env"])
+            if (e["name"].as<std::string>() == "PROMETHEUS_URL")
+              from = e["valueFrom"]["configMapKeyRef"]["name"].as<std::string>();
+          EXPECT_EQ(from, settings) << c["name"];
+        }
+      }
+    }
+    EXPECT_EQ(queriers, 2) << "tidal serve and tidal rebalance";
   }
 }
 
@@ -132,7 +298,7 @@ TEST_F(Stack, TheSchemaCheckRejectsBrokenObjects) {
     ASSERT_NE(at, std::string::npos) << tc.from;
     broken.replace(at, tc.from.size(), tc.to);
     const std::string file = dir_.Write("broken.yaml", broken);
-    const auto v = RunProgram({kPython, Src("deploy/tests/validate_manifests.py"), file}, dir_);
+    const auto v = Validate(file, dir_);
     EXPECT_EQ(v.exit_code, 1) << v.out;
     EXPECT_NE(v.out.find(tc.expect), std::string::npos) << v.out;
   }

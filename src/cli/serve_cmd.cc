@@ -27,6 +27,8 @@ namespace {
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:8890";
+  // Empty: no second listener; the probes and /metrics are on --listen only.
+  std::string metrics_listen;
   std::string config;
   std::string prometheus = "http://127.0.0.1:9090";
   std::string prometheus_ca, prometheus_token_file;
@@ -40,17 +42,45 @@ struct ServeFlags {
   std::string kubeconfig, kube_context;
 };
 
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// host:port, :port (every IPv4 interface) or [IPv6]:port (e.g. [::]:8891).
+ListenAddress ParseListen(const std::string& flag, const std::string& text) {
+  const std::string expected = ": expected host:port, :port (every interface) or [IPv6]:port";
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos) throw InputError{flag + " " + text + expected};
+  ListenAddress a;
+  a.host = text.substr(0, colon);
+  if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']')
+    a.host = a.host.substr(1, a.host.size() - 2);
+  else if (a.host.find_first_of("[]:") != std::string::npos)
+    throw InputError{flag + " " + text + expected};
+  if (a.host.empty()) a.host = "0.0.0.0";
+  const std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+    throw InputError{flag + " " + text + ": the port is not a number from 0 to 65535"};
+  a.port = std::stoi(port);
+  return a;
+}
+
 int RunServe(const ServeFlags& f) {
   const PolicyConfig config =
       f.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(f.config);
-  const std::size_t colon = f.listen.rfind(':');
-  if (colon == std::string::npos) throw InputError{"--listen " + f.listen + ": expected host:port"};
   extender::ServerOptions so;
-  so.host = f.listen.substr(0, colon);
-  try {
-    so.port = std::stoi(f.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    throw InputError{"--listen " + f.listen + ": the port is not a number"};
+  const ListenAddress verbs = ParseListen("--listen", f.listen);
+  so.host = verbs.host;
+  so.port = verbs.port;
+  if (!f.metrics_listen.empty()) {
+    const ListenAddress ops = ParseListen("--metrics-listen", f.metrics_listen);
+    if (ops.port != 0 && ops.port == verbs.port)
+      throw InputError{"--metrics-listen " + f.metrics_listen + ": the port of --listen " +
+                       f.listen + "; expected another port"};
+    so.metrics_host = ops.host;
+    so.metrics_port = ops.port;
   }
   so.threads = f.threads;
   so.tls_cert_file = f.tls_cert;
@@ -170,9 +200,13 @@ int RunServe(const ServeFlags& f) {
     pods_informer->Start();
     log->info("tidal serve: watching nodes and pods at {}, serving /bind", api->Describe());
   }
+  const char* scheme = so.tls_cert_file.empty() ? "http" : "https";
   log->info("tidal serve: listening on {}://{}:{}, metrics from {} every {} ms (node label {})",
-            so.tls_cert_file.empty() ? "http" : "https", so.host, server.port(), source.Describe(),
-            config.metric_cache_ttl_ms, f.node_label);
+            scheme, so.host, server.port(), source.Describe(), config.metric_cache_ttl_ms,
+            f.node_label);
+  if (server.metrics_port() >= 0)
+    log->info("tidal serve: /healthz, /readyz and /metrics also on {}://{}:{}", scheme,
+              so.metrics_host, server.metrics_port());
   int sig = 0;
   sigwait(&sigs, &sig);
   log->info("tidal serve: signal {}, stopping", sig);
@@ -191,8 +225,12 @@ void AddServe(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "run the scheduler extender (load-aware-scheduler)");
   cmd->add_option("--listen", f->listen,
-                  "host:port for the extender verbs, /metrics, /healthz, /readyz")
+                  "host:port for the extender verbs, /debug/nodes, /metrics, /healthz, /readyz "
+                  "(keep it on loopback: the verbs bind pods)")
       ->capture_default_str();
+  cmd->add_option("--metrics-listen", f->metrics_listen,
+                  "a second host:port (:8891 is every interface) serving only /healthz, /readyz "
+                  "and /metrics, for the kubelet's probes and Prometheus; default: none");
   cmd->add_option("--config", f->config, "policy config (YAML); default: the built-in defaults");
   cmd->add_option("--prometheus", f->prometheus, "Prometheus (or compatible) query API base URL")
       ->capture_default_str();

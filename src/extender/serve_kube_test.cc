@@ -6,6 +6,8 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
 
 #include "testing/fake_apiserver.h"
 #include "testing/process.h"
@@ -122,6 +124,90 @@ TEST(ServeWithKubernetes, DecidesNothingBeforeTheListsAreInItsView) {
   }
   for (const auto& req : api.requests()) EXPECT_NE(req.method, "POST") << req.path;
   serve.Stop();
+}
+
+// --metrics-listen: the kubelet's probes and Prometheus reach /healthz, /readyz
+// and /metrics on a second address (the pod's, in the Deployment) while the verbs
+// and /debug stay on --listen (loopback): on the second address they are 404.
+TEST(ServeWithKubernetes, MetricsListenerServesProbesAndMetricsButNoVerbs) {
+  testing::TempDir dir;
+  const testing::TestPki pki = testing::MakeTestPki(dir);
+  testing::FakeApiServer api(pki, "serve-token");
+  api.PutNode(testing::TestNode("gpu-a", 4));
+  const std::string kubeconfig =
+      dir.Write("kubeconfig", testing::TestKubeconfig(api.url(), pki.ca_pem, "serve-token"));
+  const int port = testing::FreePort();
+  const int ops_port = testing::FreePort();
+  testing::Child serve(
+      {TIDAL_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--metrics-listen",
+       "127.0.0.1:" + std::to_string(ops_port), "--prometheus",
+       "http://127.0.0.1:" + std::to_string(testing::FreePort()), "--kubeconfig", kubeconfig},
+      {}, "", dir.path() + "/serve.log");
+  httplib::Client verbs("127.0.0.1", port);
+  httplib::Client ops("127.0.0.1", ops_port);
+  ASSERT_TRUE(Eventually([&] {
+    auto r = ops.Get("/readyz");
+    return r && r->status == 200;
+  })) << testing::ReadFile(dir.path() + "/serve.log");
+
+  const std::string args = R"({"Pod":)" + testing::TestPod("ml", "train", 1).dump() +
+                           R"(,"Nodes":null,"NodeNames":["gpu-a"]})";
+  const std::string bind = R"({"PodName":"x","PodNamespace":"ml","PodUID":"u","Node":"nowhere"})";
+  const struct {
+    const char* name;
+    const char* method;
+    const char* path;
+    std::string body;
+    int on_listen, on_metrics_listen;  // HTTP status on each address
+    const char* body_has;              // in the answer wherever it is 200
+  } cases[] = {
+      {"liveness", "GET", "/healthz", "", 200, 200, "ok"},
+      {"readiness", "GET", "/readyz", "", 200, 200, "ok"},
+      {"metrics", "GET", "/metrics", "", 200, 200, "tidal_extender_fallback_stage"},
+      {"filter", "POST", "/filter", args, 200, 404, "NodeNames"},
+      {"prioritize", "POST", "/prioritize", args, 200, 404, "gpu-a"},
+      {"bind", "POST", "/bind", bind, 200, 404, "Error"},
+      {"debug", "GET", "/debug/nodes", "", 200, 404, "\"stage\""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    for (auto [cli, want] : {std::pair{&verbs, c.on_listen}, {&ops, c.on_metrics_listen}}) {
+      auto r = std::string_view(c.method) == "GET" ? cli->Get(c.path)
+                                                   : cli->Post(c.path, c.body, "application/json");
+      ASSERT_TRUE(r) << httplib::to_string(r.error());
+      EXPECT_EQ(r->status, want) << (cli == &ops ? "--metrics-listen" : "--listen") << " "
+                                 << r->body;
+      if (r->status == 200) {
+        EXPECT_NE(r->body.find(c.body_has), std::string::npos) << r->body;
+      }
+    }
+  }
+  serve.Stop();
+}
+
+// A --metrics-listen that cannot be used is refused by name before anything starts.
+TEST(ServeWithKubernetes, RefusesAnUnusableMetricsListen) {
+  testing::TempDir dir;
+  const struct {
+    const char* name;
+    std::string value;
+    const char* message;
+  } cases[] = {
+      {"no port", "127.0.0.1", "--metrics-listen 127.0.0.1: expected host:port"},
+      {"port not a number", ":http", "--metrics-listen :http: the port is not a number"},
+      {"port out of range", ":70000", "--metrics-listen :70000: the port is not a number"},
+      {"bare IPv6", "::1:8891", "--metrics-listen ::1:8891: expected host:port"},
+      {"the port of --listen", ":8890", "--metrics-listen :8890: the port of --listen"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto r =
+        testing::RunProgram({TIDAL_BINARY, "serve", "--listen", "127.0.0.1:8890",
+                             "--metrics-listen", c.value, "--prometheus", "http://127.0.0.1:1"},
+                            dir);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "tidal/extender/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <string_view>
 #include <thread>
@@ -23,6 +25,10 @@ struct Server::Impl {
   Binder* binder = nullptr;
   std::function<std::string()> not_ready;
   std::atomic<bool> ready{false};  // latched: once ready, the verbs never ask again
+  // The second listener: probes and scrapes only.
+  std::unique_ptr<httplib::Server> ops{};
+  std::thread ops_thread{};
+  int ops_port = -1;
 
   // Why the verbs cannot decide yet ("" when they can).
   std::string NotReady() {
@@ -136,29 +142,62 @@ std::string Server::MetricsText() {
   return out;
 }
 
-Status Server::Start() {
-  auto& im = *impl_;
-  if (!im.options.tls_cert_file.empty() || !im.options.tls_key_file.empty()) {
-    if (im.options.tls_cert_file.empty() || im.options.tls_key_file.empty())
+namespace {
+// A listener, HTTPS when a certificate is given, with the limits and deadlines
+// both listeners share: a slow or idle client is dropped after 5 s whichever
+// address it came to.
+Status MakeListener(const ServerOptions& o, int threads, std::size_t max_body,
+                    std::unique_ptr<httplib::Server>* out) {
+  if (!o.tls_cert_file.empty() || !o.tls_key_file.empty()) {
+    if (o.tls_cert_file.empty() || o.tls_key_file.empty())
       return Status::Error("--tls-cert and --tls-key go together");
-    auto tls = std::make_unique<httplib::SSLServer>(im.options.tls_cert_file.c_str(),
-                                                    im.options.tls_key_file.c_str());
+    auto tls =
+        std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
     if (!tls->is_valid())
-      return Status::Error("cannot load the TLS certificate " + im.options.tls_cert_file +
-                           " and key " + im.options.tls_key_file);
-    im.http = std::move(tls);
+      return Status::Error("cannot load the TLS certificate " + o.tls_cert_file + " and key " +
+                           o.tls_key_file);
+    *out = std::move(tls);
   } else {
-    im.http = std::make_unique<httplib::Server>();
+    *out = std::make_unique<httplib::Server>();
   }
-  httplib::Server& s = *im.http;
-  const int threads = im.options.threads > 0 ? im.options.threads : 1;
+  httplib::Server& s = **out;
+  threads = threads > 0 ? threads : 1;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   s.set_tcp_nodelay(true);
+  // httplib's default adds SO_REUSEPORT, with which a second listener on the same
+  // port (the other listener, another tidal serve) would silently share the
+  // connections; a busy port must be an error.
+  s.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   s.set_keep_alive_max_count(10'000);
   s.set_keep_alive_timeout(30);
-  s.set_payload_max_length(im.options.max_body_bytes);
+  s.set_payload_max_length(max_body);
   s.set_read_timeout(5, 0);
   s.set_write_timeout(5, 0);
+  return Status::Fits();
+}
+
+// Binds host:port (0: any free port) and serves on `thread`; returns once the
+// accept loop runs (httplib 0.11 loses a stop() that comes before it).
+Status Listen(httplib::Server& s, const std::string& host, int port, std::thread* thread,
+              int* bound) {
+  *bound = port == 0 ? s.bind_to_any_port(host) : (s.bind_to_port(host, port) ? port : -1);
+  if (*bound < 0) return Status::Error("cannot listen on " + host + ":" + std::to_string(port));
+  *thread = std::thread([&s] { s.listen_after_bind(); });
+  for (int i = 0; i < 1000 && !s.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return Status::Fits();
+}
+}  // namespace
+
+Status Server::Start() {
+  auto& im = *impl_;
+  if (Status st = MakeListener(im.options, im.options.threads, im.options.max_body_bytes, &im.http);
+      !st.ok())
+    return st;
+  httplib::Server& s = *im.http;
 
   // Until the nodes and pods the API server has are in the view (device slots, the
   // GPUs bound pods hold), a decision could promise a GPU twice: the verbs answer
@@ -185,50 +224,67 @@ Status Server::Start() {
       res.set_content(std::move(r.body), "application/json");
     });
   }
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    // Ready once the first fetch has finished: a snapshot, or the fallback, is in place.
-    const auto view = impl_->store.Load();
-    if (view->health.attempts == 0) {
-      res.status = 503;
-      res.set_content("waiting for the first metrics fetch\n", "text/plain");
-      return;
-    }
-    if (impl_->not_ready) {
-      if (std::string why = impl_->not_ready(); !why.empty()) {
+  // Health, readiness and /metrics: on the verbs' listener (loopback, as before)
+  // and on the second one when there is one.
+  auto add_ops_routes = [this](httplib::Server& on) {
+    on.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("ok\n", "text/plain");
+    });
+    on.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+      // Ready once the first fetch has finished: a snapshot, or the fallback, is in place.
+      const auto view = impl_->store.Load();
+      if (view->health.attempts == 0) {
         res.status = 503;
-        res.set_content(why + "\n", "text/plain");
+        res.set_content("waiting for the first metrics fetch\n", "text/plain");
         return;
       }
-    }
-    res.set_content(view->snapshot ? "ok\n" : "ok (fallback: no snapshot yet)\n", "text/plain");
-  });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
-  });
+      if (impl_->not_ready) {
+        if (std::string why = impl_->not_ready(); !why.empty()) {
+          res.status = 503;
+          res.set_content(why + "\n", "text/plain");
+          return;
+        }
+      }
+      res.set_content(view->snapshot ? "ok\n" : "ok (fallback: no snapshot yet)\n", "text/plain");
+    });
+    on.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+  };
+  add_ops_routes(s);
+  // Node names and loads: only where the verbs are (reach it with kubectl port-forward).
   s.Get("/debug/nodes", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(impl_->extender.DebugNodes() + "\n", "application/json");
   });
 
-  if (im.options.port == 0) {
-    im.port = s.bind_to_any_port(im.options.host);
-  } else {
-    im.port = s.bind_to_port(im.options.host, im.options.port) ? im.options.port : -1;
+  if (!im.options.metrics_host.empty()) {
+    if (Status st = MakeListener(im.options, im.options.metrics_threads,
+                                 im.options.metrics_max_body_bytes, &im.ops);
+        !st.ok())
+      return st;
+    add_ops_routes(*im.ops);
   }
-  if (im.port < 0)
-    return Status::Error("cannot listen on " + im.options.host + ":" +
-                         std::to_string(im.options.port));
-  im.thread = std::thread([&s] { s.listen_after_bind(); });
+  if (Status st = Listen(s, im.options.host, im.options.port, &im.thread, &im.port); !st.ok())
+    return st;
+  if (im.ops) {
+    if (Status st = Listen(*im.ops, im.options.metrics_host, im.options.metrics_port,
+                           &im.ops_thread, &im.ops_port);
+        !st.ok()) {
+      Stop();
+      return st;
+    }
+  }
   return Status::Fits();
 }
 
 void Server::Stop() {
   if (impl_->http) impl_->http->stop();
   if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->ops) impl_->ops->stop();
+  if (impl_->ops_thread.joinable()) impl_->ops_thread.join();
 }
 
 int Server::port() const { return impl_->port; }
+int Server::metrics_port() const { return impl_->ops_port; }
 
 }  // namespace tidal::extender

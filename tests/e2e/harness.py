@@ -96,14 +96,17 @@ def render_scheduler_config(tools, kubeconfig, extender_url):
     return config
 
 
-def render_serve_args(tools, listen, prometheus_url, kubeconfig):
+def render_serve_args(tools, listen, prometheus_url, kubeconfig, metrics_listen="127.0.0.1:0"):
     """The sidecar's arguments from deploy/scheduler/deployment.yaml, with the
-    addresses of this run, the policy file the tidal-policy ConfigMap is made from
-    (kustomization: tidal.yaml=policy.yaml), and --kubeconfig for --in-cluster."""
+    addresses of this run (the probe-and-metrics listener on a free loopback port:
+    the Deployment's is every interface, fixed), the policy file the tidal-policy
+    ConfigMap is made from (kustomization: tidal.yaml=policy.yaml), and
+    --kubeconfig for --in-cluster."""
     deployment = load_yaml(tools.deploy_file("deployment.yaml"))
     containers = deployment["spec"]["template"]["spec"]["containers"]
     (sidecar,) = [c for c in containers if c["name"] == "tidal"]
     replaced = {"--listen": f"--listen={listen}",
+                "--metrics-listen": f"--metrics-listen={metrics_listen}",
                 "--config": f"--config={tools.deploy_file('policy.yaml')}",
                 "--prometheus": f"--prometheus={prometheus_url}",
                 "--in-cluster": f"--kubeconfig={kubeconfig}"}

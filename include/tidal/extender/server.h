@@ -2,7 +2,9 @@
 // HTTP for the extender: POST /filter and /prioritize, GET /healthz, /readyz,
 // /metrics and /debug/nodes. cpp-httplib stays behind this class: TCP_NODELAY
 // on (its default costs ~40 ms per request with delayed ACKs), keep-alive, a
-// bounded thread pool, limits on the body size.
+// bounded thread pool, limits on the body size. An optional second listener
+// serves only /healthz, /readyz and /metrics, so that the verbs can stay on
+// loopback while the kubelet's probes and Prometheus reach the pod's address.
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +22,12 @@ struct ServerOptions {
   std::size_t max_body_bytes = 64u << 20;   // a 5 000-node Nodes payload is ~70 MB at 14 KB a node
   std::string tls_cert_file, tls_key_file;  // both set: HTTPS
   BuildInfo build{};  // /metrics exports tidal_build_info unless its version is empty
+  // The second listener (empty host: none): /healthz, /readyz and /metrics only,
+  // never the verbs or /debug. Same TLS, timeouts and keep-alive as the first.
+  std::string metrics_host;
+  int metrics_port = 0;                       // 0: any free port
+  int metrics_threads = 2;                    // probes and scrapes: a few small GETs at a time
+  std::size_t metrics_max_body_bytes = 1024;  // it serves GETs only
 };
 
 class Server {
@@ -39,6 +47,8 @@ class Server {
   Status Start();
   void Stop();
   int port() const;
+  // The second listener's port; -1 when there is none.
+  int metrics_port() const;
   // The text of /metrics (also for tests).
   std::string MetricsText();
 
