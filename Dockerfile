@@ -13,7 +13,7 @@ COPY scripts/install-deps.sh scripts/
 RUN scripts/install-deps.sh build && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The tests and benchmarks are off: they need packages the image does not.
-# Debug info is stripped (90 MB of tidal's 118); the symbols stay for backtraces.
+# Debug info is stripped (tidal: 118 MB to 5 MB); the symbols stay for backtraces.
 RUN cmake --preset release -DTIDAL_BUILD_TESTS=OFF -DTIDAL_BUILD_BENCH=OFF \
  && cmake --build --preset release --target tidal tidal-agent tidal-device-plugin \
  && mkdir /out \
