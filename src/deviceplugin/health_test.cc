@@ -149,15 +149,68 @@ TEST(DeviceState, AChangeWakesTheWatchersAndStopEndsThem) {
   EXPECT_FALSE(state.Wait(v1, 10'000));
 }
 
-TEST(OpenNvmlXid, WithoutTheEventApiItSaysWhy) {
+TEST(OpenNvmlXid, OpensTheEventApiOrSaysWhyNot) {
   StubNvml nvml;
-  nvml.Script(kTwoGpus);
+  struct Case {
+    const char* name;
+    std::string library;  // "" the stand-in
+    std::string script;
+    std::string why;  // "" opens
+  };
+  const Case cases[] = {
+      {"the stand-in's event API", "", kTwoGpus, ""},
+      {"one GPU without events is left to polling", "", std::string(kTwoGpus) + "gpu 0 no_events\n",
+       ""},
+      {"no GPU with events", "", std::string(kTwoGpus) + "gpu 0 no_events\ngpu 1 no_events\n",
+       "no GPU supports XID events"},
+      {"NVML does not start", "", "init_error 9\n", "NVML events could not be set up"},
+      // A library without the event calls: health then comes from polling alone.
+      {"no event API", "libc.so.6", kTwoGpus, "libc.so.6: no NVML event API"},
+      {"no library", "/nonexistent/libnvidia-ml.so.1", kTwoGpus, "cannot load"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    nvml.Script(c.script);
+    std::string why;
+    auto xids = OpenNvmlXid(c.library.empty() ? TIDAL_NVML_STUB : c.library, &why);
+    EXPECT_EQ(xids == nullptr, !c.why.empty()) << why;
+    if (!c.why.empty()) {
+      EXPECT_NE(why.find(c.why), std::string::npos) << why;
+    }
+  }
+}
+
+TEST(OpenNvmlXid, HandsOutEachScriptedXidOnceInOrder) {
+  StubNvml nvml;
+  // GPU 0 cannot register for events: its XIDs never arrive, as with NVML.
+  const std::string gpus = std::string(kTwoGpus) + "gpu 0 no_events\n";
+  nvml.Script(gpus);
   std::string why;
-  // The stand-in has no event calls: health then comes from polling alone.
-  EXPECT_EQ(OpenNvmlXid(TIDAL_NVML_STUB, &why), nullptr);
-  EXPECT_NE(why.find("no NVML event API"), std::string::npos) << why;
-  EXPECT_EQ(OpenNvmlXid("/nonexistent/libnvidia-ml.so.1", &why), nullptr);
-  EXPECT_NE(why.find("cannot load"), std::string::npos) << why;
+  auto xids = OpenNvmlXid(TIDAL_NVML_STUB, &why);
+  ASSERT_NE(xids, nullptr) << why;
+  struct Step {
+    const char* name;
+    std::string script;                                 // appended to the GPUs
+    std::vector<std::pair<int, std::uint64_t>> events;  // (GPU, XID) until a timeout
+  };
+  const Step steps[] = {
+      {"none yet", "", {}},
+      {"two on GPU 1 and one naming no GPU",
+       "gpu 1 xid 79\nxid 48\ngpu 1 xid 13\n",
+       {{1, 79}, {-1, 48}, {1, 13}}},
+      {"the same lines again are not new events", "gpu 1 xid 79\nxid 48\ngpu 1 xid 13\n", {}},
+      {"an appended line is; one of GPU 0 is not delivered",
+       "gpu 1 xid 79\nxid 48\ngpu 1 xid 13\ngpu 0 xid 79\ngpu 1 xid 94\n",
+       {{1, 94}}},
+  };
+  for (const Step& s : steps) {
+    SCOPED_TRACE(s.name);
+    nvml.Script(gpus + s.script);
+    std::vector<std::pair<int, std::uint64_t>> got;
+    XidEvent e;
+    while (xids->Wait(50, &e)) got.emplace_back(e.gpu, e.xid);
+    EXPECT_EQ(got, s.events);
+  }
 }
 
 TEST(IsApplicationXid, SkipsOnlyTheApplicationsErrors) {

@@ -14,7 +14,7 @@
 #include <set>
 #include <thread>
 
-#include "deviceplugin/api/v1beta1.grpc.pb.h"
+#include "deviceplugin/fake_kubelet.h"
 #include "testing/fake_apiserver.h"
 #include "tidal/deviceplugin/plugin.h"
 
@@ -23,47 +23,6 @@ namespace {
 
 using json = nlohmann::json;
 constexpr auto kWait = std::chrono::seconds(20);  // a bound on a hang, never an assertion on time
-
-class FakeKubelet final : public v1beta1::Registration::Service {
- public:
-  explicit FakeKubelet(std::string path) : path_(std::move(path)) { Start(); }
-  ~FakeKubelet() override { Stop(); }
-  void Start() {
-    unlink(path_.c_str());
-    grpc::ServerBuilder b;
-    b.AddListeningPort("unix:" + path_, grpc::InsecureServerCredentials());
-    b.RegisterService(this);
-    server_ = b.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-  }
-  // What a kubelet restart looks like from the directory: its socket goes and
-  // comes back as a new file.
-  void Restart() {
-    Stop();
-    Start();
-  }
-  void Stop() {
-    if (server_) server_->Shutdown(std::chrono::system_clock::now());
-    server_.reset();
-    unlink(path_.c_str());
-  }
-  grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* req,
-                        v1beta1::Empty*) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    requests_.push_back(*req);
-    return grpc::Status::OK;
-  }
-  std::vector<v1beta1::RegisterRequest> requests() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return requests_;
-  }
-
- private:
-  std::string path_;
-  std::unique_ptr<grpc::Server> server_;
-  std::mutex mu_;
-  std::vector<v1beta1::RegisterRequest> requests_;
-};
 
 // Events are not served by the fake API server: this records them on the way.
 class EventRecorder final : public kube::Transport {
@@ -94,43 +53,6 @@ class EventRecorder final : public kube::Transport {
   std::vector<json> events_;
 };
 
-// A ListAndWatch stream read on its own thread, as the kubelet keeps it open.
-class Watch {
- public:
-  explicit Watch(v1beta1::DevicePlugin::Stub& stub) {
-    reader_ = stub.ListAndWatch(&ctx_, v1beta1::Empty());
-    thread_ = std::thread([this] {
-      v1beta1::ListAndWatchResponse r;
-      while (reader_->Read(&r)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        lists_.push_back(r);
-        cv_.notify_all();
-      }
-    });
-  }
-  ~Watch() {
-    ctx_.TryCancel();
-    thread_.join();
-  }
-  // The n-th list (from 1), waiting for it.
-  std::map<std::string, std::string> List(std::size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, kWait, [&] { return lists_.size() >= n; });
-    std::map<std::string, std::string> out;
-    if (lists_.size() < n) return out;
-    for (const auto& d : lists_[n - 1].devices()) out[d.id()] = d.health();
-    return out;
-  }
-
- private:
-  grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReader<v1beta1::ListAndWatchResponse>> reader_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<v1beta1::ListAndWatchResponse> lists_;
-};
-
 json NodePodJson(const std::string& name, int gpus, const std::string& annotation,
                  const std::string& created, const std::string& node = "n1") {
   json a = json::object();
@@ -142,6 +64,7 @@ json NodePodJson(const std::string& name, int gpus, const std::string& annotatio
 
 struct Fixture {
   explicit Fixture(int replicas = 2, std::string resource = "nvidia.com/gpu") {
+    EXPECT_TRUE(kubelet.serving());
     setenv("TIDAL_NVML_STUB_SCRIPT", (dir.path() + "/nvml.script").c_str(), 1);
     Script("gpu 0 uuid GPU-aaa\ngpu 1 uuid GPU-bbb\n");
     std::string why;
@@ -173,10 +96,7 @@ struct Fixture {
     plugin = std::make_unique<Plugin>(*state, *allocator, log, o);
   }
   void Script(const std::string& s) { std::ofstream(dir.path() + "/nvml.script") << s; }
-  std::unique_ptr<v1beta1::DevicePlugin::Stub> Dial() {
-    return v1beta1::DevicePlugin::NewStub(
-        grpc::CreateChannel("unix:" + plugin->socket_path(), grpc::InsecureChannelCredentials()));
-  }
+  std::unique_ptr<v1beta1::DevicePlugin::Stub> Dial() { return fake::Dial(plugin->socket_path()); }
   std::string Allocated(const std::string& name) {
     const json p = api.pod("ml", name);
     return p["metadata"]["annotations"].value("tidal.io/gpus-allocated", "");
@@ -188,7 +108,7 @@ struct Fixture {
   ManualClock clock{1'767'225'600'000};  // 2026-01-01T00:00:00Z
   std::shared_ptr<spdlog::logger> log =
       std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::null_sink_mt>());
-  FakeKubelet kubelet{dir.path() + "/kubelet.sock"};
+  fake::Kubelet kubelet{dir.path() + "/kubelet.sock"};
   std::unique_ptr<agent::GpuSource> nvml;
   std::unique_ptr<DeviceState> state;
   std::unique_ptr<HealthMonitor> monitor;
@@ -204,33 +124,6 @@ std::vector<std::string> AllDevices(int replicas) {
   for (const char* uuid : {"GPU-aaa", "GPU-bbb"})
     for (int k = 0; k < replicas; ++k) ids.push_back(std::string(uuid) + "::" + std::to_string(k));
   return ids;
-}
-
-grpc::Status Prefer(v1beta1::DevicePlugin::Stub& stub, const std::vector<std::string>& available,
-                    int size, std::vector<std::string>* out) {
-  v1beta1::PreferredAllocationRequest req;
-  auto* c = req.add_container_requests();
-  for (const auto& id : available) c->add_available_device_ids(id);
-  c->set_allocation_size(size);
-  v1beta1::PreferredAllocationResponse resp;
-  grpc::ClientContext ctx;
-  const grpc::Status s = stub.GetPreferredAllocation(&ctx, req, &resp);
-  out->clear();
-  if (s.ok() && resp.container_responses_size() == 1)
-    for (const auto& id : resp.container_responses(0).device_ids()) out->push_back(id);
-  return s;
-}
-
-grpc::Status Allocate(v1beta1::DevicePlugin::Stub& stub, const std::vector<std::string>& ids,
-                      v1beta1::ContainerAllocateResponse* out) {
-  v1beta1::AllocateRequest req;
-  auto* c = req.add_container_requests();
-  for (const auto& id : ids) c->add_devices_ids(id);
-  v1beta1::AllocateResponse resp;
-  grpc::ClientContext ctx;
-  const grpc::Status s = stub.Allocate(&ctx, req, &resp);
-  if (s.ok() && resp.container_responses_size() == 1) *out = resp.container_responses(0);
-  return s;
 }
 
 TEST(DevicePlugin, RegistersItsResourceAndAgainAfterTheKubeletRestarts) {
@@ -253,7 +146,7 @@ TEST(DevicePlugin, RegistersItsResourceAndAgainAfterTheKubeletRestarts) {
     EXPECT_FALSE(f.plugin->CheckKubelet());  // nothing changed: no second registration
 
     // The kubelet restarts: a new kubelet.sock, and it removed our socket.
-    f.kubelet.Restart();
+    ASSERT_TRUE(f.kubelet.Restart());
     unlink(f.plugin->socket_path().c_str());
     EXPECT_TRUE(f.plugin->CheckKubelet());
     ASSERT_EQ(f.kubelet.requests().size(), 2u);
@@ -275,7 +168,7 @@ TEST(DevicePlugin, WaitsForAKubeletThatIsNotThereYet) {
   f.kubelet.Stop();
   EXPECT_FALSE(f.plugin->Start().ok());
   EXPECT_FALSE(f.plugin->CheckKubelet());  // still no kubelet.sock
-  f.kubelet.Start();
+  ASSERT_TRUE(f.kubelet.Start());
   EXPECT_TRUE(f.plugin->CheckKubelet());
   EXPECT_EQ(f.kubelet.requests().size(), 1u);
 }
@@ -284,23 +177,70 @@ TEST(DevicePlugin, AdvertisesReplicasAndStreamsHealthChanges) {
   Fixture f(3);
   ASSERT_TRUE(f.plugin->Start().ok());
   auto stub = f.Dial();
-  Watch watch(*stub);
+  fake::Watch watch(*stub);
   std::map<std::string, std::string> want;
   for (const auto& id : AllDevices(3)) want[id] = "Healthy";
-  EXPECT_EQ(watch.List(1), want);
+  EXPECT_EQ(watch.List(1, kWait), want);
 
   // GPU 1 is lost: its three devices go unhealthy in the next list.
   f.Script("gpu 0 uuid GPU-aaa\ngpu 1 uuid GPU-bbb\ngpu 1 error 15\n");
   f.monitor->PollOnce();
   for (int k = 0; k < 3; ++k) want["GPU-bbb::" + std::to_string(k)] = "Unhealthy";
-  EXPECT_EQ(watch.List(2), want);
+  EXPECT_EQ(watch.List(2, kWait), want);
 
   // It answers again.
   f.Script("gpu 0 uuid GPU-aaa\ngpu 1 uuid GPU-bbb\n");
   f.monitor->PollOnce();
   for (int k = 0; k < 3; ++k) want["GPU-bbb::" + std::to_string(k)] = "Healthy";
-  EXPECT_EQ(watch.List(3), want);
+  EXPECT_EQ(watch.List(3, kWait), want);
   f.plugin->Stop();  // ends the open stream
+}
+
+TEST(DevicePlugin, XidsFromNvmlsEventApiStreamTheirGpuUnhealthy) {
+  Fixture f(2);
+  std::string why;
+  // The stand-in's event API, as the command opens it: XIDs come from the script.
+  auto xids = OpenNvmlXid(TIDAL_NVML_STUB, &why);
+  ASSERT_NE(xids, nullptr) << why;
+  HealthMonitor monitor(*f.state, f.nvml.get(), std::move(xids), f.log, 60'000);
+  ASSERT_TRUE(f.plugin->Start().ok());
+  auto stub = f.Dial();
+  fake::Watch watch(*stub);
+  const std::string gpus = "gpu 0 uuid GPU-aaa\ngpu 1 uuid GPU-bbb\n";
+  std::map<std::string, std::string> want;
+  for (const auto& id : AllDevices(2)) want[id] = "Healthy";
+  ASSERT_EQ(watch.List(1, kWait), want);
+  struct Step {
+    const char* name;
+    std::string script;  // appended to the two GPUs
+    std::vector<std::string> unhealthy;
+  };
+  const Step steps[] = {
+      // Events come in the script's order: the list that shows GPU 1 unhealthy
+      // was sent after the application's XID on GPU 0 was handled.
+      {"an application's XID on GPU 0, then XID 79 on GPU 1",
+       "gpu 0 xid 13\ngpu 1 xid 79\n",
+       {"GPU-bbb::0", "GPU-bbb::1"}},
+      {"an XID naming no GPU hits them all",
+       "gpu 0 xid 13\ngpu 1 xid 79\nxid 48\n",
+       {"GPU-aaa::0", "GPU-aaa::1", "GPU-bbb::0", "GPU-bbb::1"}},
+  };
+  std::size_t n = 1;
+  for (const Step& s : steps) {
+    SCOPED_TRACE(s.name);
+    f.Script(gpus + s.script);
+    while (monitor.XidOnce(200)) {
+    }
+    for (const std::string& id : s.unhealthy) want[id] = "Unhealthy";
+    EXPECT_EQ(watch.List(++n, kWait), want);
+  }
+  // Polling finds every GPU answering; an XID holds until the plugin restarts.
+  monitor.PollOnce();
+  for (const Gpu& g : f.state->Snapshot().gpus) {
+    EXPECT_FALSE(g.healthy) << g.uuid;
+    EXPECT_EQ(g.why, "XID 48") << g.uuid;
+  }
+  f.plugin->Stop();
 }
 
 TEST(DevicePlugin, AllocationFollowsTheAnnotationElseTheLeastSharedGpu) {
@@ -335,10 +275,10 @@ TEST(DevicePlugin, AllocationFollowsTheAnnotationElseTheLeastSharedGpu) {
     ASSERT_TRUE(f.plugin->Start().ok());
     auto stub = f.Dial();
     std::vector<std::string> preferred;
-    ASSERT_TRUE(Prefer(*stub, c.available, 1, &preferred).ok());
+    ASSERT_TRUE(fake::Prefer(*stub, c.available, 1, &preferred).ok());
     EXPECT_EQ(preferred, std::vector<std::string>{c.preferred});
     v1beta1::ContainerAllocateResponse resp;
-    ASSERT_TRUE(Allocate(*stub, preferred, &resp).ok());
+    ASSERT_TRUE(fake::Allocate(*stub, preferred, &resp).ok());
     EXPECT_EQ(resp.envs().at("NVIDIA_VISIBLE_DEVICES"), c.visible);
     ASSERT_EQ(resp.cdi_devices_size(), 1);
     EXPECT_EQ(resp.cdi_devices(0).name(), "nvidia.com/gpu=" + c.visible);
@@ -366,10 +306,10 @@ TEST(DevicePlugin, ABadAnnotationIsRefusedWithAnEvent) {
     ASSERT_TRUE(f.plugin->Start().ok());
     auto stub = f.Dial();
     std::vector<std::string> preferred;
-    const grpc::Status p = Prefer(*stub, AllDevices(2), c.request, &preferred);
+    const grpc::Status p = fake::Prefer(*stub, AllDevices(2), c.request, &preferred);
     EXPECT_EQ(p.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     v1beta1::ContainerAllocateResponse resp;
-    const grpc::Status a = Allocate(*stub, {"GPU-aaa::0"}, &resp);
+    const grpc::Status a = fake::Allocate(*stub, {"GPU-aaa::0"}, &resp);
     EXPECT_EQ(a.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
     EXPECT_NE(a.error_message().find(c.reason), std::string::npos) << a.error_message();
     EXPECT_EQ(resp.envs().count("NVIDIA_VISIBLE_DEVICES"), 0u);  // no GPU given
@@ -396,7 +336,7 @@ TEST(DevicePlugin, TwoPodsAdmittedAtOnceEachGetTheirOwnGpus) {
   auto one = [&] {
     auto s = f.Dial();
     v1beta1::ContainerAllocateResponse r;
-    EXPECT_TRUE(Allocate(*s, {"GPU-aaa::0"}, &r).ok());
+    EXPECT_TRUE(fake::Allocate(*s, {"GPU-aaa::0"}, &r).ok());
     return r.envs().count("NVIDIA_VISIBLE_DEVICES") ? r.envs().at("NVIDIA_VISIBLE_DEVICES") : "";
   };
   auto a = std::async(std::launch::async, one);
@@ -407,7 +347,7 @@ TEST(DevicePlugin, TwoPodsAdmittedAtOnceEachGetTheirOwnGpus) {
   EXPECT_EQ(f.Allocated("second"), "0");
   // A third admission finds nobody left: the kubelet's device, nothing marked.
   v1beta1::ContainerAllocateResponse r;
-  ASSERT_TRUE(Allocate(*stub, {"GPU-bbb::1"}, &r).ok());
+  ASSERT_TRUE(fake::Allocate(*stub, {"GPU-bbb::1"}, &r).ok());
   EXPECT_EQ(r.envs().at("NVIDIA_VISIBLE_DEVICES"), "GPU-bbb");
 }
 

@@ -20,15 +20,29 @@
  *   gpu <i> speed <MB/s>                            per link
  *   gpu <i> field_error <code>                      nvmlDeviceGetFieldValues fails
  *   gpu <i> procs <n>
+ *   gpu <i> xid <number>                            one critical-error event (an XID) on GPU i
+ *   xid <number>                                    one critical-error event naming no GPU
+ *   gpu <i> no_events                               nvmlDeviceRegisterEvents fails (NOT_SUPPORTED)
+ *
+ * Events (NVML's event API, which the device plugin watches for XIDs): each
+ * event set hands out the script's xid lines once each, in the file's order,
+ * as nvmlEventSetWait_v2 finds them; appending a line raises a new event. The
+ * wait parses the file on its own and never touches the GPU table, because a
+ * plugin polls the devices on another thread while it waits. nvmlInit and
+ * nvmlShutdown are reference counted, as NVML's are: the plugin's two users of
+ * the library (its device polling and its event set) init and shut down apart.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/nvml_api.h"
 
 #define MAX_GPUS 64
+/* Not in src/agent/nvml_api.h (the agent never waits): NVML's value. */
+#define STUB_NVML_ERROR_TIMEOUT 10
 
 struct link {
   int active;
@@ -52,13 +66,14 @@ struct gpu {
   unsigned speed;
   int field_error;
   unsigned procs;
+  int no_events;
 };
 
 static struct gpu g_gpus[MAX_GPUS];
 static int g_count;
 static int g_init_error;
 static int g_count_error;
-static int g_initialised;
+static int g_initialised; /* nvmlInit calls not yet matched by nvmlShutdown */
 
 static void load_script(void) {
   const char* path = getenv("TIDAL_NVML_STUB_SCRIPT");
@@ -124,6 +139,8 @@ static void load_script(void) {
       sscanf(rest, "%d", &g->field_error);
     } else if (!strcmp(key, "procs")) {
       sscanf(rest, "%u", &g->procs);
+    } else if (!strcmp(key, "no_events")) {
+      g->no_events = 1;
     }
   }
   fclose(f);
@@ -135,12 +152,13 @@ static struct gpu* dev(nvmlDevice_t d) { return (struct gpu*)d; }
 nvmlReturn_t nvmlInit_v2(void) {
   load_script();
   if (g_init_error) return g_init_error;
-  g_initialised = 1;
+  ++g_initialised;
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlShutdown(void) {
-  g_initialised = 0;
+  if (g_initialised == 0) return NVML_ERROR_UNINITIALIZED;
+  --g_initialised;
   return NVML_SUCCESS;
 }
 
@@ -154,6 +172,8 @@ const char* nvmlErrorString(nvmlReturn_t r) {
       return "GPU is lost";
     case NVML_ERROR_DRIVER_NOT_LOADED:
       return "Driver Not Loaded";
+    case STUB_NVML_ERROR_TIMEOUT:
+      return "Timeout";
     case NVML_ERROR_UNKNOWN:
       return "Unknown Error";
     default:
@@ -300,4 +320,84 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* c
   }
   *count = n;
   return NVML_SUCCESS;
+}
+
+/* NVML's event API: the declarations as NVML's header has them. */
+#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x8ULL
+
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+} nvmlEventData_t;
+
+struct nvmlEventSet_st {
+  unsigned long long registered; /* bit i: GPU i's XIDs */
+  int delivered;                 /* xid lines of the script handed out so far */
+};
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  *set = calloc(1, sizeof **set);
+  return *set ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  free(set);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                      nvmlEventSet_t set) {
+  CHECK(d);
+  if (dev(d)->no_events) return NVML_ERROR_NOT_SUPPORTED;
+  if (types & NVML_EVENT_TYPE_XID_CRITICAL_ERROR) set->registered |= 1ULL << (dev(d) - g_gpus);
+  return NVML_SUCCESS;
+}
+
+/* The n-th xid line of the script (from 0): 1 with its GPU (-1 for none) and
+ * number, 0 when the script has fewer. */
+static int nth_xid(int n, int* gpu, unsigned long long* xid) {
+  const char* path = getenv("TIDAL_NVML_STUB_SCRIPT");
+  FILE* f = path ? fopen(path, "r") : NULL;
+  if (!f) return 0;
+  char line[512];
+  int seen = 0, found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    char* hash = strchr(line, '#');
+    if (hash) *hash = 0;
+    int i = -1;
+    unsigned long long x = 0;
+    if (sscanf(line, "gpu %d xid %llu", &i, &x) != 2 && sscanf(line, "xid %llu", &x) != 1) continue;
+    if (seen++ == n) {
+      *gpu = i;
+      *xid = x;
+      found = 1;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned timeout_ms) {
+  const long long deadline = now_us() + (long long)timeout_ms * 1000;
+  while (1) {
+    int gpu = -1;
+    unsigned long long xid = 0;
+    while (nth_xid(set->delivered, &gpu, &xid)) {
+      ++set->delivered;
+      /* Like NVML, only events of the GPUs registered in this set. */
+      if (gpu >= MAX_GPUS || (gpu >= 0 && !(set->registered >> gpu & 1ULL))) continue;
+      memset(data, 0, sizeof *data);
+      data->device = gpu >= 0 ? (nvmlDevice_t)&g_gpus[gpu] : NULL;
+      data->eventType = NVML_EVENT_TYPE_XID_CRITICAL_ERROR;
+      data->eventData = xid;
+      return NVML_SUCCESS;
+    }
+    if (now_us() >= deadline) return STUB_NVML_ERROR_TIMEOUT;
+    usleep(10000);
+  }
 }

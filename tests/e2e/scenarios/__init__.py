@@ -1,6 +1,6 @@
 """The end-to-end scenarios: each module has nodes() (the fake cluster) and
 run(cluster, checks)."""
-from . import bad_input, brief_cluster, prometheus_stops, scope, serve_restarts
+from . import bad_input, brief_cluster, device_plugin, prometheus_stops, scope, serve_restarts
 
 SCENARIOS = {
     "brief_cluster": brief_cluster,
@@ -9,4 +9,5 @@ SCENARIOS = {
     "prometheus_stops_no_golden": prometheus_stops.WithoutGoldenPool,
     "serve_restarts": serve_restarts,
     "scope": scope,
+    "device_plugin": device_plugin,
 }
