@@ -33,10 +33,11 @@ case "$group" in
   # The OCI image built offline from the built executables (docs/image.md):
   # umoci writes and unpacks it without a daemon, skopeo converts it to the
   # docker-archive that `kind load image-archive` takes, podman runs it (with
-  # runc, which also takes hybrid cgroup hierarchies), and ca-certificates is
-  # the CA bundle the image carries. Not needed to build, run or test anything
-  # else, so scripts/run.sh does not install them.
-  image) packages=(umoci skopeo podman runc ca-certificates) ;;
+  # runc, which also takes hybrid cgroup hierarchies), ca-certificates is the
+  # CA bundle the image carries, procps's pgrep waits for podman's cleanup. Not
+  # needed to build, run or test anything else, so scripts/run.sh does not
+  # install them.
+  image) packages=(umoci skopeo podman runc ca-certificates procps) ;;
   *)
     echo "usage: scripts/install-deps.sh [all|build|image]" >&2
     exit 2
