@@ -100,8 +100,12 @@ int RunServe(const ServeFlags& f) {
   po.timeout_ms = config.query_timeout_ms;
   po.ca_file = f.prometheus_ca;
   po.bearer_token_file = f.prometheus_token_file;
-  PrometheusSource source(std::make_unique<prom::PrometheusClient>(po), f.node_label,
-                          config.metrics_source);
+  PrometheusSource prometheus(std::make_unique<prom::PrometheusClient>(po), f.node_label,
+                              config.metrics_source);
+  // The NVLink competition index from the pod watch where the agent's series do
+  // not give it, and always with NVLink from dcgm-exporter (docs/metrics-sources.md).
+  PodCompetitionSource source(prometheus, config.nvlink.slots_per_gpu,
+                              config.metrics_source.nvlink == MetricsSourceKind::kDcgmExporter);
 
   // Signals are taken synchronously by this thread; block them before any thread starts.
   sigset_t sigs;
@@ -165,7 +169,9 @@ int RunServe(const ServeFlags& f) {
   std::unique_ptr<kube::Informer> nodes_informer, pods_informer;
   std::unique_ptr<extender::Binder> binder;
   if (api) {
-    sync = std::make_unique<extender::KubeSync>(catalog, &inflight, log, peaks.get());
+    sync =
+        std::make_unique<extender::KubeSync>(catalog, &inflight, log, peaks.get(), config.nvlink);
+    source.CountPodsWith([s = sync.get()] { return s->NvlinkPods(); });
     nodes_informer =
         std::make_unique<kube::Informer>(*api, "/api/v1/nodes", sync->node_handler(), log);
     kube::InformerOptions pod_options;

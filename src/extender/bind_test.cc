@@ -376,5 +376,85 @@ TEST(KubeSyncTest, WatchedPodsCountGpusAndEndReservations) {
   pods.Stop();
 }
 
+std::shared_ptr<spdlog::logger> NullLog() {
+  return std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+TEST(KubeSyncTest, CountsNvlinkPodsPerNodeByThePolicysRule) {
+  // Each case is one pod on node "a", listed, then deleted by a watch event.
+  auto pod = [](int gpus, const std::string& phase, json annotations = json::object()) {
+    return testing::TestPod("ml", "p", gpus, "a", phase, std::move(annotations));
+  };
+  auto image = [](json p, const std::string& name) {
+    p["spec"]["containers"][0]["image"] = name;
+    return p;
+  };
+  auto deleting = [](json p) {
+    p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+    return p;
+  };
+  struct Case {
+    const char* name;
+    json pod;
+    int want;  // NVLink pods counted on "a"
+  };
+  const Case cases[] = {
+      {"two GPUs of a pytorch image", pod(2, "Running"), 1},
+      {"bound, not running yet: counted from the bind on", pod(2, "Pending"), 1},
+      {"one GPU has no peer to talk to over NVLink", pod(1, "Running"), 0},
+      {"one GPU with ai.nvlink-required", pod(1, "Running", {{"ai.nvlink-required", "true"}}), 1},
+      {"two GPUs of another image", image(pod(2, "Running"), "vllm/vllm-openai:v0.4"), 0},
+      {"two GPUs of another image with ai.auto-nvlink",
+       image(pod(2, "Running", {{"ai.auto-nvlink", "true"}}), "vllm/vllm-openai:v0.4"), 1},
+      {"finished", pod(2, "Succeeded"), 0},
+      {"failed", pod(2, "Failed"), 0},
+      {"being deleted", deleting(pod(2, "Running")), 0},
+      {"no GPUs, even with ai.nvlink-required", pod(0, "Running", {{"ai.nvlink-required", "true"}}),
+       0},
+  };
+  auto count = [](const std::optional<NvlinkPodCounts>& c, const std::string& node) {
+    if (!c) return -1;
+    const auto it = c->find(node);
+    return it == c->end() ? 0 : it->second;
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    NodeCatalog catalog;
+    KubeSync sync(catalog, nullptr, NullLog());
+    EXPECT_EQ(sync.NvlinkPods(), std::nullopt) << "nothing is known before the first list";
+    sync.pod_handler().Replace({c.pod.dump()});
+    EXPECT_EQ(count(sync.NvlinkPods(), "a"), c.want);
+    sync.pod_handler().Apply({kube::WatchEvent::Type::kDeleted, c.pod.dump(), ""});
+    EXPECT_EQ(count(sync.NvlinkPods(), "a"), 0);
+    EXPECT_TRUE(sync.NvlinkPods()->empty()) << "nodes without NVLink pods are dropped";
+  }
+}
+
+TEST(KubeSyncTest, NvlinkPodCountsFollowTheWatch) {
+  NodeCatalog catalog;
+  NvlinkDetection detection;
+  detection.image_patterns = {"megatron"};  // the policy's rule, not the agent's default
+  KubeSync sync(catalog, nullptr, NullLog(), nullptr, detection);
+  auto pod = [](const std::string& name, const std::string& node, const std::string& image,
+                const std::string& phase = "Running") {
+    json p = testing::TestPod("ml", name, 4, node, phase);
+    p["spec"]["containers"][0]["image"] = image;
+    return p.dump();
+  };
+  using T = kube::WatchEvent::Type;
+  sync.pod_handler().Replace({pod("m1", "a", "nvcr.io/megatron:1"), pod("m2", "a", "megatron"),
+                              pod("t1", "b", "pytorch/pytorch:2.1"), pod("m3", "b", "megatron")});
+  EXPECT_EQ(*sync.NvlinkPods(), (NvlinkPodCounts{{"a", 2}, {"b", 1}}));
+  sync.pod_handler().Apply({T::kModified, pod("m1", "a", "megatron", "Succeeded"), ""});
+  EXPECT_EQ(*sync.NvlinkPods(), (NvlinkPodCounts{{"a", 1}, {"b", 1}}));
+  sync.pod_handler().Apply({T::kAdded, pod("m4", "c", "megatron", "Pending"), ""});
+  sync.pod_handler().Apply({T::kDeleted, pod("m3", "b", "megatron"), ""});
+  EXPECT_EQ(*sync.NvlinkPods(), (NvlinkPodCounts{{"a", 1}, {"c", 1}}));
+  // A relist (the watch was down) replaces the counts.
+  sync.pod_handler().Replace({pod("m5", "b", "megatron")});
+  EXPECT_EQ(*sync.NvlinkPods(), (NvlinkPodCounts{{"b", 1}}));
+  EXPECT_EQ(sync.decode_errors(), 0u);
+}
+
 }  // namespace
 }  // namespace tidal::extender

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tidal/extender/kube_sync.h"
 #include "tidal/extender/refresher.h"
 
 namespace tidal::extender {
@@ -361,6 +362,73 @@ TEST(Extender, DebugNodesListsBothSidesOfTheJoin) {
   EXPECT_EQ(Names(dbg["nodesWithoutSeries"]), std::vector<std::string>{"ghost"});
   EXPECT_EQ(Names(dbg["seriesWithoutNode"]), (std::vector<std::string>{"full", "slow-disk"}));
   EXPECT_EQ(dbg["stage"], 0);
+}
+
+// Without the agent, the competition index comes from the pod watch: two nodes
+// whose metrics are the same and whose NVLink pods differ are told apart, as
+// the agent's series would tell them apart.
+TEST(Extender, NvlinkPodsFromThePodWatchOrderNodesWithoutTheAgent) {
+  struct Case {
+    const char* name;
+    int busy_pods;  // NVLink pods on "busy" (4 GPUs × 2 slots); "quiet" has none
+    bool busy_filtered;
+    bool quiet_scores_higher;
+    const char* reason;  // busy's, when filtered
+  };
+  const Case cases[] = {
+      {"no NVLink pods on either: a tie", 0, false, false, nullptr},
+      {"two on busy (0.25, under the warning): quiet first", 2, false, true, nullptr},
+      {"three on busy (0.375, in the warning band): quiet first", 3, false, true, nullptr},
+      {"five on busy (0.625, over the reject threshold): filtered", 5, true, true,
+       "tidal: loadaware: NVLink"},
+  };
+  auto nvlink_pod = [](const std::string& name) {
+    json p = {{"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "u-" + name}}},
+              {"spec",
+               {{"nodeName", "busy"},
+                {"containers",
+                 {{{"name", "c"},
+                   {"image", "nvcr.io/nvidia/pytorch:24.01"},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}},
+              {"status", {{"phase", "Running"}}}};
+    return p.dump();
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f;
+    f.source.snapshot.nodes.clear();
+    for (const char* n : {"busy", "quiet"}) {
+      NodeMetrics m = Node(0.10);
+      m.sources.nvlink = m.sources.competition = "none";  // dcgm-exporter, no agent
+      f.source.snapshot.nodes[n] = m;
+    }
+    KubeSync sync(f.catalog, nullptr, f.log);
+    std::vector<std::string> pods;
+    for (int i = 0; i < c.busy_pods; ++i) pods.push_back(nvlink_pod("nv-" + std::to_string(i)));
+    sync.pod_handler().Replace(pods);
+    PodCompetitionSource source(f.source, f.config.nvlink.slots_per_gpu, /*prefer_pods=*/true);
+    source.CountPodsWith([&sync] { return sync.NvlinkPods(); });
+    Refresher refresher(source, f.store, f.catalog, f.clock, f.config.metric_cache_ttl_ms, f.log);
+    refresher.RefreshOnce();
+
+    const std::string pod = PodJson(2);  // a 2-GPU pytorch pod: uses NVLink
+    const json filtered = json::parse(f.ext->Filter(NamesArgs(pod, {"busy", "quiet"})).body);
+    if (c.busy_filtered) {
+      EXPECT_EQ(Names(filtered["NodeNames"]), std::vector<std::string>{"quiet"});
+      EXPECT_NE(filtered["FailedNodes"]["busy"].get<std::string>().find(c.reason),
+                std::string::npos)
+          << filtered.dump();
+      continue;
+    }
+    EXPECT_EQ(Names(filtered["NodeNames"]), (std::vector<std::string>{"busy", "quiet"}));
+    const auto scores = Scores(f.ext->Prioritize(NamesArgs(pod, {"busy", "quiet"})).body);
+    if (c.quiet_scores_higher)
+      EXPECT_GT(scores.at("quiet"), scores.at("busy"));
+    else
+      EXPECT_EQ(scores.at("quiet"), scores.at("busy"));
+    const json dbg = json::parse(f.ext->DebugNodes());
+    EXPECT_EQ(dbg["sources"]["busy"]["competition"], "pods");
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tidal/kube/objects.h"
+#include "tidal/policy/cycle.h"
 #include "tidal/policy/memory_learner.h"
 #include "tidal/policy/pod_decode.h"
 
@@ -26,8 +27,12 @@ NodeInfo ToInfo(const kube::KubeNode& n) {
 }  // namespace
 
 KubeSync::KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log,
-                   PodPeakTracker* peaks)
-    : catalog_(catalog), inflight_(inflight), log_(std::move(log)), peaks_(peaks) {}
+                   PodPeakTracker* peaks, NvlinkDetection nvlink)
+    : catalog_(catalog),
+      inflight_(inflight),
+      log_(std::move(log)),
+      peaks_(peaks),
+      nvlink_(std::move(nvlink)) {}
 
 NodeInfo KubeSync::InfoFor(const std::string& node) const {
   NodeInfo info = node_infos_.at(node);
@@ -54,6 +59,11 @@ GpuSet NamedGpus(const kube::KubePod& pod) {
 void KubeSync::Count(const PodRecord& rec, int sign) {
   if (!rec.active || rec.gpus <= 0) return;
   gpus_by_node_[rec.node] += sign * rec.gpus;
+  if (rec.nvlink) {
+    int& n = nvlink_pods_[rec.node];
+    n = std::max(0, n + sign);
+    if (n == 0) nvlink_pods_.erase(rec.node);
+  }
   if (rec.gpus_named.Empty()) return;
   auto& held = pods_on_gpu_[rec.node];
   for (int g : rec.gpus_named.Indices())
@@ -63,14 +73,16 @@ void KubeSync::Count(const PodRecord& rec, int sign) {
 void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
   const std::string key = pod.Key();
   PodRecord next{pod.node_name, pod.gpus, NamedGpus(pod), pod.Active() && !pod.deleting};
-  if (peaks_ && pod.gpus > 0) {
-    if (!next.active) {
-      peaks_->Ended(key);
-    } else if (RawPod raw; DecodePodJson(json, &raw).ok()) {
+  if (peaks_ && pod.gpus > 0 && !next.active) peaks_->Ended(key);
+  // The whole pod is decoded only for active GPU pods: a pod without GPUs uses
+  // no NVLink (and a cluster's many CPU pods would cost a second decode each).
+  if (pod.gpus > 0 && next.active) {
+    if (RawPod raw; DecodePodJson(json, &raw).ok()) {
+      const PodDemand demand = ToPodDemand(raw);
+      next.nvlink = PodUsesNvlink(nvlink_, demand);
       const auto a = raw.annotations.find(kGpuAnnotation);
-      if (a != raw.annotations.end())
-        peaks_->Running(key, WorkloadKey(ToPodDemand(raw)), pod.node_name,
-                        ParseGpuAnnotation(a->second));
+      if (peaks_ && a != raw.annotations.end())
+        peaks_->Running(key, WorkloadKey(demand), pod.node_name, ParseGpuAnnotation(a->second));
     }
   }
   PodRecord& cur = pods_by_key_[key];
@@ -140,6 +152,7 @@ void KubeSync::PodHandler::Replace(const std::vector<std::string>& objects) {
   s_.pods_by_key_.clear();
   s_.gpus_by_node_.clear();
   s_.pods_on_gpu_.clear();
+  s_.nvlink_pods_.clear();
   std::unordered_map<std::string, bool> seen;
   for (const auto& json : objects) {
     kube::KubePod p;
@@ -158,6 +171,7 @@ void KubeSync::PodHandler::Replace(const std::vector<std::string>& objects) {
     if (s_.peaks_) s_.peaks_->Ended(key);
   }
   for (const auto& [name, info] : s_.node_infos_) s_.PutNode(name);
+  s_.pods_listed_ = true;
 }
 
 void KubeSync::PodHandler::Apply(const kube::WatchEvent& event) {
@@ -185,6 +199,12 @@ std::size_t KubeSync::active_pod_count() const {
   std::size_t n = 0;
   for (const auto& [key, rec] : pods_by_key_) n += rec.active ? 1 : 0;
   return n;
+}
+
+std::optional<NvlinkPodCounts> KubeSync::NvlinkPods() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pods_listed_) return std::nullopt;
+  return nvlink_pods_;
 }
 
 std::uint64_t KubeSync::decode_errors() const {

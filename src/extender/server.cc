@@ -83,7 +83,8 @@ void AppendSourceCounts(const MetricsSnapshot* snapshot, std::string* out) {
     }
   *out +=
       "# HELP tidal_extender_snapshot_nodes_by_source Nodes of the metrics snapshot by the source "
-      "that fed each dimension (tidal-agent, dcgm-exporter, node-exporter, gpu-models, none).\n"
+      "that fed each dimension (tidal-agent, dcgm-exporter, node-exporter, gpu-models, pods, "
+      "none).\n"
       "# TYPE tidal_extender_snapshot_nodes_by_source gauge\n";
   for (const auto& [key, n] : counts)
     *out += "tidal_extender_snapshot_nodes_by_source{dimension=\"" + std::string(key.first) +

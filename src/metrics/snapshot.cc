@@ -158,6 +158,8 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
     NodeMetrics m;
     m.storage_await_ms = a.await_ms;
     m.nvlink_competition = a.competition.value_or(0);
+    // Without the agent's series (its pod collector down) the pod watch may give it.
+    if (!a.competition) m.sources.competition = "none";
     m.problems = std::move(a.problems);
     const auto t = times.find(name);
     m.sample_time_ms = t == times.end() ? 0 : t->second;

@@ -452,4 +452,27 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
   return snap;
 }
 
+void ApplyPodCompetition(const NvlinkPodCounts& pods, int slots_per_gpu, bool prefer_pods,
+                         MetricsSnapshot* snap) {
+  for (auto& [name, m] : snap->nodes) {
+    if (!prefer_pods && m.sources.competition == MetricsSourceName(K::kTidalAgent)) continue;
+    const auto it = pods.find(name);
+    // The GPUs the reading has, as the agent divides by its GPU collector's count.
+    m.nvlink_competition = NvlinkCompetitionIndex(it == pods.end() ? 0 : it->second,
+                                                  static_cast<int>(m.gpus.size()), slots_per_gpu);
+    m.sources.competition = "pods";
+  }
+}
+
+Status PodCompetitionSource::Fetch(TimeMs now_ms, MetricsSnapshot* out) {
+  MetricsSnapshot snap;
+  if (Status st = inner_.Fetch(now_ms, &snap); !st.ok()) return st;
+  // Counted after the fetch: never older than the metrics it joins.
+  if (pods_)
+    if (const std::optional<NvlinkPodCounts> counts = pods_())
+      ApplyPodCompetition(*counts, slots_, prefer_pods_, &snap);
+  *out = std::move(snap);
+  return Status::Fits();
+}
+
 }  // namespace tidal

@@ -3,7 +3,9 @@
 // expositions (static, in its format) plus one real prometheus-node-exporter per
 // node whose --path.procfs holds a diskstats fixture the test advances, so that
 // iostat's await is known. Both sources must give the same verdicts, reasons and
-// scores. Then a node whose node-exporter stops is unknown, with the reason.
+// scores, for a one-GPU pod and for an NVLink pod (the agent's utilisation against
+// dcgm-exporter's profiling gauges over the model's peak). Then a node whose
+// node-exporter stops is unknown, with the reason.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -33,12 +35,17 @@ constexpr int kGpus = 4;
 
 struct Load {
   const char* node;
-  int used_mib;  // per GPU
-  int await_ms;  // the data disk's
+  int used_mib;    // per GPU
+  int await_ms;    // the data disk's
+  int nvlink_pct;  // per GPU, of the links' peak (kPeakGBps)
 };
-// 10 %, 76 % (warning band), 92 % (over reject), 15 % with a slow disk.
-const Load kLoads[] = {
-    {"gpu-idle", 4096, 3}, {"gpu-warm", 31130, 5}, {"gpu-full", 37683, 5}, {"gpu-slow", 6144, 95}};
+// 10 %, 76 % (warning band), 92 % (over reject), 15 % with a slow disk; NVLink
+// 20 % (under the warning), 65 % (over reject), idle, 45 % (warning band).
+const Load kLoads[] = {{"gpu-idle", 4096, 3, 20},
+                       {"gpu-warm", 31130, 5, 65},
+                       {"gpu-full", 37683, 5, 0},
+                       {"gpu-slow", 6144, 95, 45}};
+constexpr int kPeakGBps = 100;  // gpuModels' nvlinkPeakGBps
 
 std::string Gpu(int g) { return std::to_string(g); }
 
@@ -59,6 +66,10 @@ std::string AgentExposition(const Load& l) {
       if (p != g)
         s += "ai_gpu_nvlink_peer_links{node=\"" + n + "\",gpu_id=\"" + Gpu(g) +
              "\",peer_gpu_id=\"" + Gpu(p) + "\"} 4\n";
+  s += "# TYPE ai_nvlink_bandwidth_utilization gauge\n";
+  for (int g = 0; g < kGpus; ++g)
+    s += "ai_nvlink_bandwidth_utilization{node=\"" + n + "\",gpu_id=\"" + Gpu(g) + "\"} " +
+         std::to_string(l.nvlink_pct / 100.0) + "\n";
   s += "# TYPE ai_nvlink_competition_index gauge\nai_nvlink_competition_index{node=\"" + n +
        "\"} 0\n";
   s += "# TYPE ai_storage_await_seconds gauge\nai_storage_await_seconds{node=\"" + n +
@@ -93,10 +104,13 @@ std::string DcgmExposition(const Load& l) {
     s += std::string("# HELP ") + f.name + " " + f.help + "\n# TYPE " + f.name + " gauge\n";
     for (int g = 0; g < kGpus; ++g) {
       const std::string name = f.name;
-      const int value = name == "DCGM_FI_DEV_FB_FREE"       ? kTotalMiB - kReservedMiB - l.used_mib
-                        : name == "DCGM_FI_DEV_FB_USED"     ? l.used_mib
-                        : name == "DCGM_FI_DEV_FB_RESERVED" ? kReservedMiB
-                                                            : 0;
+      // NVLink in bytes/s: TX at the load, RX at half of it (the busier direction counts).
+      const long long nvlink = static_cast<long long>(l.nvlink_pct) * kPeakGBps * 10'000'000;
+      const long long value = name == "DCGM_FI_DEV_FB_FREE" ? kTotalMiB - kReservedMiB - l.used_mib
+                              : name == "DCGM_FI_DEV_FB_USED"          ? l.used_mib
+                              : name == "DCGM_FI_DEV_FB_RESERVED"      ? kReservedMiB
+                              : name == "DCGM_FI_PROF_NVLINK_TX_BYTES" ? nvlink
+                                                                       : nvlink / 2;
       s += name + "{gpu=\"" + Gpu(g) + "\",UUID=\"GPU-" + l.node + "-000" + Gpu(g) +
            "\",pci_bus_id=\"00000000:0" + Gpu(g + 7) + ":00.0\",device=\"nvidia" + Gpu(g) +
            "\",modelName=\"" + kModel + "\",Hostname=\"" + l.node +
@@ -184,7 +198,8 @@ class Stack {
               "  gpuMemory: dcgm-exporter\n  nvlink: dcgm-exporter\n  storage: node-exporter\n"
               "  nodeExporter: {devices: 'nvme[0-9]+n[0-9]+', rateWindow: 5s}\n"
               "  gpuModels: {\"") +
-          kModel + "\": {topology: fully-linked, linksPerPair: 4, nvlinkPeakGBps: 100}}\n";
+          kModel + "\": {topology: fully-linked, linksPerPair: 4, nvlinkPeakGBps: " +
+          std::to_string(kPeakGBps) + "}}\n";
     const std::string config_file = dir_.Write("tidal.yaml", config);
     serve_port_ = FreePort();
     serve_ = std::make_unique<Child>(
@@ -282,8 +297,14 @@ std::string Pod() {
          R"("spec":{"containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})";
 }
 
-std::string NamesArgs(const std::vector<std::string>& names) {
-  return R"({"Pod":)" + Pod() + R"(,"Nodes":null,"NodeNames":)" + json(names).dump() + "}";
+// Two GPUs that require NVLink: the NVLink load filters and scores it.
+std::string NvlinkPod() {
+  return R"({"metadata":{"name":"ddp","namespace":"ml","uid":"u2","annotations":{"ai.gpu-memory":"4Gi","ai.nvlink-required":"true"}},)"
+         R"("spec":{"containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":"2"}}}]}})";
+}
+
+std::string NamesArgs(const std::vector<std::string>& names, const std::string& pod = Pod()) {
+  return R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + json(names).dump() + "}";
 }
 
 TEST(MetricsSources, ExportersGiveTheAgentsVerdictsReasonsAndScores) {
@@ -312,7 +333,7 @@ TEST(MetricsSources, ExportersGiveTheAgentsVerdictsReasonsAndScores) {
        "tidal_extender_snapshot_nodes_by_source{dimension=\"storage\",source=\"node-exporter\"} "
        "4"},
   };
-  std::map<std::string, json> prioritized;
+  std::map<std::string, json> prioritized, filtered_nvlink, prioritized_nvlink;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Stack stack(c.source);
@@ -333,12 +354,34 @@ TEST(MetricsSources, ExportersGiveTheAgentsVerdictsReasonsAndScores) {
     j = json::parse(r->body);
     ASSERT_EQ(j.size(), 3u) << r->body;
     prioritized[c.name] = j;
+
+    // An NVLink pod: gpu-warm's links are over the reject threshold, gpu-slow's in
+    // the warning band, gpu-idle's under it.
+    r = stack.Post("filter",
+                   NamesArgs({"gpu-idle", "gpu-warm", "gpu-full", "gpu-slow"}, NvlinkPod()));
+    ASSERT_TRUE(r);
+    j = json::parse(r->body);
+    EXPECT_EQ(j["NodeNames"], json({"gpu-idle"})) << r->body;
+    EXPECT_EQ(j["FailedNodes"]["gpu-warm"],
+              "tidal: loadaware: NVLink load 0.65 over reject threshold 0.57")
+        << r->body;
+    filtered_nvlink[c.name] = j;
+    r = stack.Post("prioritize", NamesArgs({"gpu-idle", "gpu-warm", "gpu-slow"}, NvlinkPod()));
+    ASSERT_TRUE(r);
+    prioritized_nvlink[c.name] = json::parse(r->body);
+
     const json debug = stack.Debug();
     EXPECT_EQ(debug["sources"]["gpu-idle"], c.sources) << debug.dump(2);
     EXPECT_NE(stack.Metrics().find(c.count), std::string::npos) << stack.Metrics();
   }
   // The same loads through either source: the same scores, host by host.
   EXPECT_EQ(prioritized["tidal-agent"], prioritized["dcgm-exporter + node-exporter"]);
+  EXPECT_EQ(filtered_nvlink["tidal-agent"], filtered_nvlink["dcgm-exporter + node-exporter"]);
+  EXPECT_EQ(prioritized_nvlink["tidal-agent"], prioritized_nvlink["dcgm-exporter + node-exporter"]);
+  std::map<std::string, int> nvlink_by_host;
+  for (const auto& e : prioritized_nvlink["tidal-agent"]) nvlink_by_host[e["Host"]] = e["Score"];
+  EXPECT_GT(nvlink_by_host["gpu-idle"], nvlink_by_host["gpu-slow"])
+      << prioritized_nvlink["tidal-agent"].dump();
   const json& scores = prioritized["tidal-agent"];
   std::map<std::string, int> by_host;
   for (const auto& e : scores) by_host[e["Host"]] = e["Score"];

@@ -378,5 +378,119 @@ TEST(SourcedSnapshot, Queries) {
   }
 }
 
+TEST(SourcedSnapshot, CompetitionIndexFromThePodWatch) {
+  // gpu-a: two GPUs from dcgm-exporter; its competition from the agent only in
+  // the cases that add ai_nvlink_competition_index.
+  struct Case {
+    const char* name;
+    double agent_index;  // < 0: no agent series
+    NvlinkPodCounts pods;
+    bool prefer_pods;
+    int slots_per_gpu;
+    double want;
+    const char* source;
+  };
+  const Case cases[] = {
+      {"no agent: NVLink pods / (GPUs × slots)", -1, {{"gpu-a", 3}}, false, 2, 0.75, "pods"},
+      {"no agent, no NVLink pods: 0 from the pods, not unknown",
+       -1,
+       {{"other", 9}},
+       false,
+       2,
+       0,
+       "pods"},
+      {"more pods than slots: above 1, as the agent's", -1, {{"gpu-a", 6}}, false, 2, 1.5, "pods"},
+      {"three slots per GPU", -1, {{"gpu-a", 3}}, false, 3, 0.5, "pods"},
+      {"the agent's series where it runs", 0.25, {{"gpu-a", 3}}, false, 2, 0.25, "tidal-agent"},
+      {"NVLink from dcgm-exporter: the pods even where the agent runs",
+       0.5,
+       {{"gpu-a", 1}},
+       true,
+       2,
+       0.25,
+       "pods"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto series = Node("gpu-a");
+    if (c.agent_index >= 0)
+      series.push_back(S("ai_nvlink_competition_index", {{"node", "gpu-a"}}, c.agent_index));
+    MetricsSnapshot s =
+        BuildSourcedSnapshot(Vec(series), Times("gpu-a", 1, 1), DcgmNodeExporter(), "node", 7);
+    ApplyPodCompetition(c.pods, c.slots_per_gpu, c.prefer_pods, &s);
+    const NodeMetrics& m = s.nodes.at("gpu-a");
+    EXPECT_TRUE(m.usable) << Problems(m);
+    EXPECT_DOUBLE_EQ(m.nvlink_competition, c.want);
+    EXPECT_EQ(m.sources.competition, c.source);
+  }
+}
+
+TEST(SourcedSnapshot, TheAgentPathWithoutItsCompetitionSeriesSaysNone) {
+  // The agent's pod collector down (no kubelet access): not "tidal-agent", so
+  // that the pod watch fills it in.
+  const std::vector<prom::Series> series{
+      S("ai_gpu_memory_used_bytes", {{"node", "gpu-a"}, {"gpu_id", "0"}}, 4 * kMiB * 1024),
+      S("ai_gpu_memory_total_bytes", {{"node", "gpu-a"}, {"gpu_id", "0"}}, 24 * kMiB * 1024),
+  };
+  MetricsSnapshot s =
+      BuildSnapshot(Vec(series), Vec({prom::Series{{{"node", "gpu-a"}}, {{1, 1}}}}), "node", 7);
+  EXPECT_EQ(s.nodes.at("gpu-a").sources.competition, "none");
+  ApplyPodCompetition({{"gpu-a", 1}}, 2, false, &s);
+  EXPECT_DOUBLE_EQ(s.nodes.at("gpu-a").nvlink_competition, 0.5);
+  EXPECT_EQ(s.nodes.at("gpu-a").sources.competition, "pods");
+}
+
+class FixedSource final : public MetricsSource {
+ public:
+  Status Fetch(TimeMs, MetricsSnapshot* out) override {
+    if (!error.empty()) return Status::Error(error);
+    *out = snapshot;
+    return Status::Fits();
+  }
+  std::string Describe() const override { return "fixed"; }
+  MetricsSnapshot snapshot;
+  std::string error;
+};
+
+TEST(PodCompetitionSource, PassesThroughUntilThePodsAreCountedAndKeepsErrors) {
+  FixedSource inner;
+  NodeMetrics m;
+  m.gpus.resize(2);
+  m.sources.competition = "none";
+  inner.snapshot.nodes["gpu-a"] = m;
+  struct Case {
+    const char* name;
+    bool counter;                         // CountPodsWith given
+    std::optional<NvlinkPodCounts> pods;  // what it returns
+    std::string error;                    // the inner source's
+    double want;
+    const char* source;  // nullptr: the fetch fails
+  };
+  const Case cases[] = {
+      {"no pod watch", false, std::nullopt, "", 0, "none"},
+      {"the pods not listed yet", true, std::nullopt, "", 0, "none"},
+      {"counted", true, NvlinkPodCounts{{"gpu-a", 2}}, "", 0.5, "pods"},
+      {"the inner source fails", true, NvlinkPodCounts{{"gpu-a", 2}}, "timeout", 0, nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    inner.error = c.error;
+    PodCompetitionSource source(inner, 2, /*prefer_pods=*/true);
+    if (c.counter) source.CountPodsWith([&] { return c.pods; });
+    MetricsSnapshot out;
+    out.series = 42;  // untouched on an error
+    const Status st = source.Fetch(1, &out);
+    EXPECT_EQ(source.Describe(), "fixed");
+    if (!c.source) {
+      EXPECT_FALSE(st.ok());
+      EXPECT_EQ(out.series, 42u);
+      continue;
+    }
+    ASSERT_TRUE(st.ok()) << st.reason();
+    EXPECT_DOUBLE_EQ(out.nodes.at("gpu-a").nvlink_competition, c.want);
+    EXPECT_EQ(out.nodes.at("gpu-a").sources.competition, c.source);
+  }
+}
+
 }  // namespace
 }  // namespace tidal

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -24,8 +25,9 @@ namespace tidal::extender {
 class KubeSync {
  public:
   // `peaks` (optional) learns per-workload GPU memory from the pods it sees run.
+  // `nvlink`: the policy's rule for which pods use NVLink (NvlinkPods).
   KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log,
-           PodPeakTracker* peaks = nullptr);
+           PodPeakTracker* peaks = nullptr, NvlinkDetection nvlink = {});
 
   kube::InformerHandler& node_handler() { return nodes_; }
   kube::InformerHandler& pod_handler() { return pods_; }
@@ -33,6 +35,11 @@ class KubeSync {
   std::size_t node_count() const;
   std::size_t active_pod_count() const;
   std::uint64_t decode_errors() const;
+  // Active (bound, not finished, not being deleted) pods with GPUs that use
+  // NVLink by the agent's rule (PodUsesNvlink), per node: the competition index
+  // without the agent (PodCompetitionSource). nullopt until the pods are listed:
+  // an empty count then would read as no competition.
+  std::optional<NvlinkPodCounts> NvlinkPods() const;
 
  private:
   struct PodRecord {
@@ -40,6 +47,7 @@ class KubeSync {
     int gpus = 0;
     GpuSet gpus_named;  // its tidal.io/gpus annotation
     bool active = false;
+    bool nvlink = false;  // uses NVLink (PodUsesNvlink)
   };
   class NodeHandler : public kube::InformerHandler {
    public:
@@ -70,6 +78,7 @@ class KubeSync {
   InFlight* inflight_;
   std::shared_ptr<spdlog::logger> log_;
   PodPeakTracker* peaks_;
+  NvlinkDetection nvlink_;
   NodeHandler nodes_{*this};
   PodHandler pods_{*this};
   mutable std::mutex mu_;
@@ -77,6 +86,8 @@ class KubeSync {
   std::unordered_map<std::string, PodRecord> pods_by_key_;
   std::unordered_map<std::string, int> gpus_by_node_;
   std::unordered_map<std::string, std::array<std::uint16_t, kMaxGpusPerNode>> pods_on_gpu_;
+  NvlinkPodCounts nvlink_pods_;  // nodes with none are erased
+  bool pods_listed_ = false;
   std::uint64_t decode_errors_ = 0;
 };
 

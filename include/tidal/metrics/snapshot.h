@@ -6,7 +6,9 @@
 // infinite or negative, or two series for the same GPU that disagree, make the
 // node's reading unusable rather than guessed: the node is then *unknown*, and a
 // failed or partial reading is never taken as zero load.
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,8 +22,9 @@
 
 namespace tidal {
 
-// Which source fed each part of a node's reading (MetricsSourceName's names, or
-// "gpu-models" for a topology from the config's table, "none" when nothing did).
+// Which source fed each part of a node's reading (MetricsSourceName's names,
+// "gpu-models" for a topology from the config's table, "pods" for a competition
+// index from the extender's pod watch, "none" when nothing did).
 struct NodeSources {
   std::string_view gpu_memory = "tidal-agent";
   std::string_view nvlink = "tidal-agent";
@@ -84,6 +87,39 @@ class MetricsSource {
   // Blocking; bounded by the source's own timeout. An error leaves *out untouched.
   virtual Status Fetch(TimeMs now_ms, MetricsSnapshot* out) = 0;
   virtual std::string Describe() const = 0;
+};
+
+// NVLink-using active pods per node, as the extender's pod watch counts them
+// (PodUsesNvlink, DESIGN §5); a node without an entry has none.
+using NvlinkPodCounts = std::unordered_map<std::string, int>;
+
+// The competition index (DESIGN §3: NVLink pods / (GPUs × slots per GPU)) from
+// `pods`, for each node of `snap` whose index the agent's series did not give
+// (sources.competition not "tidal-agent"), or for every node when `prefer_pods`
+// (NVLink from dcgm-exporter: the pod watch is that dimension's source, and sees
+// a bind before the agent's next scrape). Such nodes say "pods".
+void ApplyPodCompetition(const NvlinkPodCounts& pods, int slots_per_gpu, bool prefer_pods,
+                         MetricsSnapshot* snap);
+
+// Another source's snapshots with the competition index from the pod watch
+// (ApplyPodCompetition). Until CountPodsWith is given a count (no pod watch, or
+// it has not listed the pods yet), the snapshots pass through unchanged.
+class PodCompetitionSource final : public MetricsSource {
+ public:
+  using PodCounter = std::function<std::optional<NvlinkPodCounts>()>;
+  // `inner` outlives this. `prefer_pods`: as ApplyPodCompetition's.
+  PodCompetitionSource(MetricsSource& inner, int slots_per_gpu, bool prefer_pods)
+      : inner_(inner), slots_(slots_per_gpu), prefer_pods_(prefer_pods) {}
+  // Before the first Fetch (not synchronised with it).
+  void CountPodsWith(PodCounter pods) { pods_ = std::move(pods); }
+  Status Fetch(TimeMs now_ms, MetricsSnapshot* out) override;
+  std::string Describe() const override { return inner_.Describe(); }
+
+ private:
+  MetricsSource& inner_;
+  int slots_;
+  bool prefer_pods_;
+  PodCounter pods_;
 };
 
 class PrometheusSource final : public MetricsSource {
