@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tidal/core/file.h"
+
 namespace tidal::agent {
 
 std::int64_t SteadyClock::NowNs() const {
@@ -13,13 +15,10 @@ std::int64_t SteadyClock::NowNs() const {
 }
 
 FileReader RealFileReader() {
+  // Bounded and never blocking: a FIFO, device or directory given as a procfs
+  // path is an error, and so is a file that never ends.
   return [](const std::string& path, std::string* out) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::Error(path + ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    *out = std::move(ss).str();
-    return Status();
+    return ReadRegularFile(path, kMaxKernelFileBytes, out);
   };
 }
 

@@ -59,6 +59,10 @@ Status DiskCollector::Collect(MetricSet& out) {
   const std::int64_t now = clock_.NowNs();
   std::vector<DiskCounters> all;
   Status problem = ParseDiskstats(text, &all);
+  // Every Linux host lists at least one block device: an empty file is a wrong
+  // --procfs (or a stand-in), not an idle node.
+  if (all.empty() && problem.ok())
+    problem = Status::Error(options_.procfs + "/diskstats: no block devices, expected a line each");
   std::vector<const DiskCounters*> chosen;
   if (Status sel = SelectDevices(all, &chosen); !sel.ok() && problem.ok()) problem = sel;
 

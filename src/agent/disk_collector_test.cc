@@ -106,7 +106,9 @@ INSTANTIATE_TEST_SUITE_P(
                   std::string(kSda1) + " 8 16 sdb 1 0 8 5 1 0 8 5 0 10 10\n", "sdb: counter", 1},
         FaultCase{"Malformed_line", std::string(kSda0) + kSdb0,
                   std::string(kSda1) + " 8 16 sdb 20 0 16x0\n" + kSdb1, "line 2", 2},
-        FaultCase{"Whole_file_garbage", kSda0, "\x01\x02 not diskstats\n", "line 1", 0}),
+        FaultCase{"Whole_file_garbage", kSda0, "\x01\x02 not diskstats\n", "line 1", 0},
+        FaultCase{"Empty_file", kSda0, "", "/proc/diskstats: no block devices", 0},
+        FaultCase{"Blank_lines_only", kSda0, "\n\n", "no block devices", 0}),
     [](const auto& p) { return std::string(p.param.name); });
 
 TEST_F(DiskCollectorTest, MissingDiskstatsIsDown) {

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include "tidal/core/file.h"
+
 namespace tidal::agent {
 
 struct MetricsServer::Impl {
@@ -160,10 +162,10 @@ PodListSource KubeletPodSource(KubeletOptions options) {
     }
     httplib::Headers headers;
     if (!o.token_file.empty()) {
-      std::ifstream in(o.token_file);
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      std::string token = ss.str();
+      std::string token;
+      if (const Status read = ReadRegularFile(o.token_file, kMaxConfigFileBytes, &token);
+          !read.ok())
+        return Status::Error("kubelet token: " + read.reason());
       while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
       if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
     }

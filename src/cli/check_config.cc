@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "tidal/core/file.h"
 #include "tidal/policy/config.h"
 
 namespace tidal::cli {
@@ -13,14 +14,14 @@ void AddCheckConfig(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   cmd->add_option("file", *file, "the policy config (YAML)")->required();
   cmd->callback([file]() {
-    std::ifstream in(*file);
-    if (!in) {
-      std::cerr << *file << ": cannot open the config file\n";
+    std::string text;
+    if (const Status read = ReadRegularFile(*file, kMaxConfigFileBytes, &text); !read.ok()) {
+      std::cerr << read.reason() << "\n";
       throw CLI::RuntimeError(1);
     }
     YAML::Node root;
     try {
-      root = YAML::Load(in);
+      root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
       std::cerr << *file << ": not valid YAML: " << e.what() << "\n";
       throw CLI::RuntimeError(1);

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "tidal/core/file.h"
 #include "tidal/core/quantity.h"
 #include "tidal/core/text.h"
 #include "tidal/policy/config.h"
@@ -27,11 +28,7 @@ struct ExplainOptions {
 };
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError{path + ": cannot open the file"};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadRegularFileOrThrow(path, kMaxConfigFileBytes);
 }
 
 // Scores and loads to two decimals; the GPU memory fraction to four (a percent

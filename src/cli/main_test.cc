@@ -2,6 +2,7 @@
 // code of a usage error, run as a user would.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <functional>
@@ -211,6 +212,44 @@ TEST(ExitCode, HelpExits0) {
     const CommandResult r = RunBinary(tc.program, tc.args);
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("Usage:"), std::string::npos) << r.out;
+  }
+}
+
+// A file argument that is a directory, a FIFO, a device or far too large is an
+// error naming the path and what was expected, with the README's exit code for
+// an unreadable input (2; check-config's own 1): never an abort, a read that
+// does not end, or a wait for a FIFO's writer.
+TEST(FileArguments, WhatIsNotARegularFileIsAClearError) {
+  const TempDir dir;
+  const std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string folder = dir.path() + "/folder";
+  std::filesystem::create_directory(folder);
+  struct Case {
+    const char* name;
+    std::string args, path, expected;
+    int exit_code = 2;
+  };
+  const Case cases[] = {
+      {"check-config: a directory", "check-config " + folder, folder,
+       "is a directory, expected a regular file", 1},
+      {"check-config: a FIFO", "check-config " + fifo, fifo, "is a FIFO, expected a regular file",
+       1},
+      {"simulate --cluster: a directory", "simulate --cluster " + folder, folder,
+       "is a directory, expected a regular file"},
+      {"simulate --workload: /dev/zero", "simulate --workload /dev/zero", "/dev/zero",
+       "is a character device, expected a regular file"},
+      {"explain --pod: /dev/zero",
+       "explain --pod /dev/zero --nodes " + Source("examples/explain/nodes.yaml"), "/dev/zero",
+       "is a character device, expected a regular file"},
+      {"simulate --config: a directory", "simulate --config " + folder, folder,
+       "is a directory, expected a regular file"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const CommandResult r = RunTidal(c.args, true);
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.out;
+    EXPECT_NE(r.out.find(c.path + ": " + c.expected), std::string::npos) << r.out;
   }
 }
 

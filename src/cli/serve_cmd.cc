@@ -153,8 +153,11 @@ int RunServe(const ServeFlags& f) {
     learner = std::make_unique<MemoryLearner>(config.memory_learning);
     if (!config.memory_learning.file.empty()) {
       // A corrupt file is a start-up error: silently relearning could hide it.
-      if (Status st = LoadLearnedMemory(config.memory_learning.file, learner.get()); !st.ok())
+      std::string warning;
+      if (Status st = LoadLearnedMemory(config.memory_learning.file, learner.get(), &warning);
+          !st.ok())
         throw InputError{"memoryLearning.file: " + st.reason()};
+      if (!warning.empty()) log->warn("memory learning: {}", warning);
       log->info("memory learning: {} workloads from {}", learner->keys(),
                 config.memory_learning.file);
     }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "tidal/core/file.h"
 #include "tidal/core/status.h"
 
 namespace tidal::kube {
@@ -83,10 +84,8 @@ std::string KubeClient::Token() {
   if (stat(endpoint_.token_file.c_str(), &st) == 0 &&
       (st.st_mtim.tv_sec != impl_->token_mtime.tv_sec ||
        st.st_mtim.tv_nsec != impl_->token_mtime.tv_nsec || impl_->token.empty())) {
-    std::ifstream in(endpoint_.token_file);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    std::string t = ss.str();
+    std::string t;
+    if (!ReadRegularFile(endpoint_.token_file, kMaxConfigFileBytes, &t).ok()) t.clear();
     while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
     if (!t.empty()) {
       impl_->token = std::move(t);

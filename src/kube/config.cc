@@ -7,17 +7,18 @@
 #include <fstream>
 #include <sstream>
 
+#include "tidal/core/file.h"
 #include "tidal/core/status.h"
 
 namespace tidal::kube {
 namespace {
 
-std::optional<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The file's text; an InputError naming `what` and the path's problem.
+std::string ReadWholeFile(const std::string& path, const std::string& what) {
+  std::string text;
+  if (const Status s = ReadRegularFile(path, kMaxConfigFileBytes, &text); !s.ok())
+    throw InputError{what + ": " + s.reason()};
+  return text;
 }
 
 std::string Resolve(const std::string& dir, const std::string& file) {
@@ -71,9 +72,7 @@ std::string PemFrom(const YAML::Node& node, const std::string& data_key,
   const std::string file = Scalar(node, file_key, where);
   if (file.empty()) return "";
   const std::string path = Resolve(dir, file);
-  auto text = ReadWholeFile(path);
-  if (!text) throw InputError{where + "." + file_key + ": cannot read " + path};
-  return *text;
+  return ReadWholeFile(path, where + "." + file_key);
 }
 
 }  // namespace
@@ -163,19 +162,14 @@ Endpoint InClusterEndpoint(const Getenv& env, const std::string& service_account
   if (!e) throw InputError{"in-cluster config: " + error};
   e->source = "in-cluster";
   e->token_file = service_account_dir + "/token";
-  if (!ReadWholeFile(e->token_file))
-    throw InputError{"in-cluster config: cannot read the service-account token " + e->token_file};
-  const std::string ca = service_account_dir + "/ca.crt";
-  auto pem = ReadWholeFile(ca);
-  if (!pem) throw InputError{"in-cluster config: cannot read the service-account CA " + ca};
-  e->ca_pem = *pem;
+  ReadWholeFile(e->token_file, "in-cluster config: the service-account token");
+  e->ca_pem =
+      ReadWholeFile(service_account_dir + "/ca.crt", "in-cluster config: the service-account CA");
   return *e;
 }
 
 Endpoint LoadKubeconfig(const std::string& path, const std::string& context) {
-  auto text = ReadWholeFile(path);
-  if (!text) throw InputError{path + ": cannot read the kubeconfig"};
-  return ParseKubeconfig(*text, path, context);
+  return ParseKubeconfig(ReadWholeFile(path, "the kubeconfig"), path, context);
 }
 
 Endpoint ParseKubeconfig(const std::string& yaml_text, const std::string& path,

@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "tidal/core/file.h"
 #include "tidal/core/text.h"
 
 namespace tidal::prom {
@@ -134,10 +135,8 @@ Status ParseResult(simdjson::dom::object data, QueryResult* out) {
 }
 
 std::string ReadToken(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string t = ss.str();
+  std::string t;
+  if (!ReadRegularFile(path, kMaxConfigFileBytes, &t).ok()) t.clear();  // no token: a 401 says why
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
   return t;
 }

@@ -5,6 +5,7 @@
 #include <regex>
 #include <sstream>
 
+#include "tidal/core/file.h"
 #include "tidal/core/quantity.h"
 #include "tidal/core/status.h"
 #include "tidal/core/text.h"
@@ -596,11 +597,10 @@ PolicyConfig LoadPolicyConfig(const YAML::Node& root) {
 }
 
 PolicyConfig LoadPolicyConfigFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError{path + ": cannot open the config file"};
+  const std::string text = ReadRegularFileOrThrow(path, kMaxConfigFileBytes);
   YAML::Node root;
   try {
-    root = YAML::Load(in);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError{path + ": not valid YAML: " + e.what()};
   }

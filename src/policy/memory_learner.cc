@@ -1,5 +1,8 @@
 #include "tidal/policy/memory_learner.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -10,6 +13,8 @@
 #include <mutex>
 #include <sstream>
 #include <vector>
+
+#include "tidal/core/file.h"
 
 namespace tidal {
 namespace {
@@ -166,28 +171,47 @@ Status MemoryLearner::Load(std::string_view text) {
   return Status::Fits();
 }
 
-Status LoadLearnedMemory(const std::string& path, MemoryLearner* learner) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return Status::Fits();
-    return Status::Error(path + ": cannot read: " + std::strerror(errno));
-  }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const Status st = learner->Load(buf.str());
-  if (!st.ok()) return Status::Error(path + ": " + st.reason());
-  return st;
+Status LoadLearnedMemory(const std::string& path, MemoryLearner* learner, std::string* warning) {
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return Status::Fits();
+  std::string text;
+  if (Status s = ReadRegularFile(path, kMaxDataFileBytes, &text); !s.ok()) return s;
+  const auto no_data = [&](const std::string& why) {
+    if (warning) *warning = path + ": " + why + "; starting with nothing learned";
+    return Status::Fits();
+  };
+  if (text.empty()) return no_data("empty");
+  const Status st = learner->Load(text);
+  if (st.ok()) return st;
+  // Our header, then a line cut short: a save that never reached the disk.
+  if (text.rfind(std::string(kHeader) + "\n", 0) == 0)
+    return no_data("truncated (" + st.reason() + ")");
+  return Status::Error(path + ": " + st.reason());
 }
 
 Status SaveLearnedMemory(const std::string& path, MemoryLearner* learner) {
   const std::string text = learner->Serialize();
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return Status::Error(tmp + ": cannot write: " + std::strerror(errno));
+  // Written and fsynced before the rename: after a crash the file is the old one
+  // or the new one, never a new name over data still in the page cache.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Error(tmp + ": cannot write: " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      return Status::Error(tmp + ": cannot write: " + why);
+    }
+    done += static_cast<std::size_t>(n);
   }
+  if (::fsync(fd) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    return Status::Error(tmp + ": cannot sync: " + why);
+  }
+  ::close(fd);
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     return Status::Error(path + ": cannot replace: " + std::strerror(errno));
   return Status::Fits();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tidal/core/file.h"
 #include "tidal/policy/cycle.h"
 
 namespace tidal {
@@ -147,6 +148,49 @@ TEST(MemoryLearner, FilePersistenceSurvivesARestart) {
   const Status st = LoadLearnedMemory(path, &second);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.reason().find(path + ": line 1"), std::string::npos) << st.reason();
+  std::filesystem::remove_all(dir);
+}
+
+// A save that never reached the disk leaves an empty file or one cut short: no
+// data and a warning, not a scheduler that cannot start. A file that is not
+// ours (no header) stays an error, so the next save does not overwrite it.
+TEST(MemoryLearner, AnEmptyOrTruncatedFileIsNoDataWithAWarning) {
+  const std::string dir = ::testing::TempDir() + "tidal-learned-cut";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/learned.tsv";
+  MemoryLearner full(Config(0.5, 1, 8, 0));
+  full.Observe("workload-a", 9 * kGi);
+  full.Observe("workload-b", 5 * kGi);
+  ASSERT_TRUE(SaveLearnedMemory(path, &full).ok());
+  std::string saved;
+  ASSERT_TRUE(ReadRegularFile(path, 1 << 20, &saved).ok());
+  const std::size_t cut = saved.find("workload-b") + 4;  // inside the second key
+  struct Case {
+    const char* name;
+    std::string text;
+    bool ok;
+    std::string warning;  // empty: none
+  };
+  const Case cases[] = {
+      {"empty", "", true, path + ": empty; starting with nothing learned"},
+      {"cut inside a line", saved.substr(0, cut), true, "truncated"},
+      {"whole", saved, true, ""},
+      {"not ours", "key\t123\n", false, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << c.text;
+    MemoryLearner l(Config(0.5, 1, 8, 0));
+    std::string warning;
+    const Status st = LoadLearnedMemory(path, &l, &warning);
+    EXPECT_EQ(st.ok(), c.ok) << st.reason();
+    if (c.warning.empty()) {
+      EXPECT_TRUE(warning.empty()) << warning;
+    } else {
+      EXPECT_NE(warning.find(c.warning), std::string::npos) << warning;
+      EXPECT_EQ(l.keys(), 0u);
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

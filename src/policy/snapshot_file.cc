@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 
+#include "tidal/core/file.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/yaml_util.h"
 
@@ -19,10 +20,10 @@ Gpu ReadGpu(const YAML::Node& g, const std::string& path, int position, ConfigEr
     errors.Add(path, "expected a mapping");
     return gpu;
   }
-  CheckKeys(g, path,
-            {"index", "uuid", "model", "memoryTotal", "memoryUsed", "nvlinkPeers",
-             "nvlinkUtilization"},
-            errors);
+  CheckKeys(
+      g, path,
+      {"index", "uuid", "model", "memoryTotal", "memoryUsed", "nvlinkPeers", "nvlinkUtilization"},
+      errors);
   ReadInt(g, path, "index", &gpu.index, errors);
   if (gpu.index < 0 || gpu.index >= kMaxGpusPerNode)
     errors.Add(Join(path, "index"), std::to_string(gpu.index) + " is outside [0, 63]");
@@ -82,7 +83,8 @@ std::vector<NodeState> LoadNodeSnapshot(const YAML::Node& root, int nvlink_slots
               errors);
     ReadString(n, path, "name", &node.name, errors);
     if (node.name.empty()) errors.Add(Join(path, "name"), "required");
-    if (!names.insert(node.name).second) errors.Add(Join(path, "name"), "duplicate node " + node.name);
+    if (!names.insert(node.name).second)
+      errors.Add(Join(path, "name"), "duplicate node " + node.name);
     ReadLabels(n["labels"], Join(path, "labels"), &node.labels, errors);
     ReadInt(n, path, "allocatableGPUs", &node.allocatable_gpus, errors);
     ReadInt(n, path, "gpusRequested", &node.gpus_requested, errors);
@@ -123,10 +125,9 @@ std::vector<NodeState> LoadNodeSnapshot(const YAML::Node& root, int nvlink_slots
 }
 
 std::vector<NodeState> LoadNodeSnapshotFile(const std::string& path, int nvlink_slots_per_gpu) {
-  std::ifstream in(path);
-  if (!in) throw InputError{path + ": cannot open the node snapshot"};
+  const std::string text = ReadRegularFileOrThrow(path, kMaxDataFileBytes);
   try {
-    return LoadNodeSnapshot(YAML::Load(in), nvlink_slots_per_gpu);
+    return LoadNodeSnapshot(YAML::Load(text), nvlink_slots_per_gpu);
   } catch (const YAML::Exception& e) {
     throw InputError{path + ": not valid YAML or JSON: " + e.what()};
   } catch (const InputError& e) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tidal/core/file.h"
 #include "tidal/core/quantity.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/config.h"
@@ -420,10 +421,9 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
 namespace {
 
 YAML::Node LoadYamlFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError{path + ": cannot open the file"};
+  const std::string text = ReadRegularFileOrThrow(path, kMaxDataFileBytes);
   try {
-    return YAML::Load(in);
+    return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError{path + ": not valid YAML: " + e.what()};
   }

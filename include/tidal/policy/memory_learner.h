@@ -57,7 +57,11 @@ class MemoryLearner {
 // Reads `path` into `learner` (a missing file is an empty start, not an error);
 // SaveLearnedMemory writes a temporary file beside it and renames it over, so a
 // crash never leaves half a file.
-Status LoadLearnedMemory(const std::string& path, MemoryLearner* learner);
+// A missing file is no data. An empty one, or one with our header and a line cut
+// short, is no data too, and `warning` (if given) says so; any other content is
+// an error (it is not ours, and the next save would overwrite it).
+Status LoadLearnedMemory(const std::string& path, MemoryLearner* learner,
+                         std::string* warning = nullptr);
 Status SaveLearnedMemory(const std::string& path, MemoryLearner* learner);
 
 }  // namespace tidal

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tidal/core/file.h"
 #include "tidal/core/status.h"
 #include "tidal/core/text.h"
 
@@ -15,12 +16,7 @@ Csv& Csv::operator=(Csv&&) noexcept = default;
 Csv::~Csv() = default;
 
 Csv Csv::ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError{path + ": cannot open the file"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError{path + ": read error"};
-  return FromText(path, ss.str());
+  return FromText(path, ReadRegularFileOrThrow(path, kMaxDataFileBytes));
 }
 
 Csv Csv::FromText(std::string origin, std::string text) {

@@ -49,7 +49,7 @@ TEST(Csv, StructuralErrorsNameTheInput) {
   EXPECT_EQ(ErrorOf([&] { csv.Require("zz"); }),
             "t.csv:1:1: missing column \"zz\" (header is \"a,b\")");
   EXPECT_EQ(ErrorOf([] { Csv::ReadFile("/nonexistent/x.csv"); }),
-            "/nonexistent/x.csv: cannot open the file");
+            "/nonexistent/x.csv: cannot open: No such file or directory");
 }
 
 TEST(FieldReader, TypedReadsReportLineColumnAndExpectation) {
