@@ -168,6 +168,10 @@ int RunServe(const ServeFlags& f) {
   }
   extender::Server server(ext, metrics, store, clock, so);
 
+  if (!api && config.metrics_source.nvlink == MetricsSourceKind::kDcgmExporter)
+    log->warn(
+        "metricsSource.nvlink dcgm-exporter: the NVLink competition index is counted from the pod "
+        "watch (--in-cluster or --kubeconfig); without it only in-flight reservations count");
   std::unique_ptr<extender::KubeSync> sync;
   std::unique_ptr<kube::Informer> nodes_informer, pods_informer;
   std::unique_ptr<extender::Binder> binder;
