@@ -16,7 +16,7 @@
 # from the unpacked root filesystem under chroot, as the user and with the
 # entrypoint the image's config names.
 #
-# The name and tag come from deploy/kustomization.yaml (the manifests' single
+# The name and tag come from deploy/workloads/kustomization.yaml (the manifests' single
 # image setting), whose tag must be VERSION; --image overrides both.
 # Writes OUT/oci (OCI layout, tag = the image's tag) and OUT/NAME-TAG.tar
 # (docker-archive). Exit 0 when the image was built and printed the right
@@ -58,22 +58,22 @@ fi
 version=$(head -n1 VERSION | tr -d '[:space:]')
 [ -n "$version" ] || die "VERSION is empty"
 
-# The manifests' image setting: deploy/kustomization.yaml maps the name every
-# Tidal container carries (ghcr.io/tidal-sched/tidal) to NAME:TAG.
+# The manifests' image setting: deploy/workloads/kustomization.yaml maps the name
+# every Tidal container carries (ghcr.io/tidal-sched/tidal) to NAME:TAG.
 if [ -z "$image" ]; then
   image=$(python3 - <<'EOF'
 import sys, yaml
-k = yaml.safe_load(open("deploy/kustomization.yaml"))
+k = yaml.safe_load(open("deploy/workloads/kustomization.yaml"))
 for i in k.get("images") or []:
     if i.get("name") == "ghcr.io/tidal-sched/tidal":
         print(f'{i.get("newName", i["name"])}:{i.get("newTag", "")}')
         sys.exit(0)
-sys.exit("deploy/kustomization.yaml has no images entry for ghcr.io/tidal-sched/tidal")
+sys.exit("deploy/workloads/kustomization.yaml has no images entry for ghcr.io/tidal-sched/tidal")
 EOF
-  ) || die "cannot read the image setting of deploy/kustomization.yaml"
+  ) || die "cannot read the image setting of deploy/workloads/kustomization.yaml"
   [ "${image##*:}" = "$version" ] ||
-    die "deploy/kustomization.yaml sets the image $image but VERSION is $version; run:" \
-        "(cd deploy && kustomize edit set image ghcr.io/tidal-sched/tidal=${image%:*}:$version)"
+    die "deploy/workloads/kustomization.yaml sets the image $image but VERSION is $version; run:" \
+        "(cd deploy/workloads && kustomize edit set image ghcr.io/tidal-sched/tidal=${image%:*}:$version)"
 fi
 name=${image%:*}
 tag=${image##*:}

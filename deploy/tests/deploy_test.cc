@@ -155,6 +155,41 @@ TEST_F(Stack, EveryKustomizeTreeRendersAndPassesTheChecks) {
   }
 }
 
+// Every tree a user applies runs the image of the one setting
+// (deploy/workloads/kustomization.yaml), which scripts/build-image.sh builds:
+// tidal:<VERSION> unless changed there. deploy/device-plugin repeats it.
+TEST_F(Stack, EveryTreeRunsTheImageOfTheOneSetting) {
+  const YAML::Node setting =
+      YAML::LoadFile(Src("deploy/workloads/kustomization.yaml"))["images"][0];
+  ASSERT_TRUE(setting) << "deploy/workloads/kustomization.yaml has no images: setting";
+  const std::string image =
+      setting["newName"].as<std::string>() + ":" + setting["newTag"].as<std::string>();
+  std::string version = testing::ReadFile(Src("VERSION"));
+  version = version.substr(0, version.find_first_of(" \n"));
+  EXPECT_EQ(image, "tidal:" + version) << "the setting names another tag than VERSION";
+  for (const char* tree : {"deploy", "deploy/overlays/no-operator",
+                           "deploy/overlays/kube-prometheus-stack", "deploy/device-plugin"}) {
+    SCOPED_TRACE(tree);
+    const Rendered r = Render(tree, dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.yaml;
+    int containers = 0;
+    for (const auto& doc : YAML::LoadAll(r.yaml)) {
+      if (!doc.IsMap() || !doc["spec"] || !doc["spec"]["template"]) continue;
+      const YAML::Node spec = doc["spec"]["template"]["spec"];
+      for (const char* list : {"containers", "initContainers"}) {
+        if (!spec[list]) continue;
+        for (const auto& c : spec[list]) {
+          const std::string name = c["image"].as<std::string>();
+          if (name.rfind("registry.k8s.io/", 0) == 0) continue;  // kube-scheduler
+          ++containers;
+          EXPECT_EQ(name, image) << doc["metadata"]["name"].as<std::string>();
+        }
+      }
+    }
+    EXPECT_GT(containers, 0) << "no Tidal container found";
+  }
+}
+
 // Each pod check fails on a manifest that breaks it (deploy/tests/fixtures: the
 // first line of each names the problem it must be reported with), and passes
 // the good ones.
