@@ -6,7 +6,7 @@
 # usage: bench/agent-footprint.sh [BUILD_DIR] [SECONDS] [GPUS]
 #   BUILD_DIR  a configured and built tree (default: build); needs src/cli/tidal-agent and
 #              tests/nvml_stub/lib/libnvidia-ml.so.1
-# Target (issue 4): at most 10 MB RSS and 0.5 % of one core for tidal agent.
+# Target: at most 10 MB RSS and 0.5 % of one core for tidal agent.
 set -euo pipefail
 
 build=${1:-build}

@@ -10,7 +10,7 @@
 # the extender's /metrics shows it, load for SECONDS with wrk (kube-scheduler's
 # order: filter, then prioritize of the same pod), read /metrics, end the fault,
 # wait for recovery. Prints p50/p99/req/s/errors per fault side by side; the
-# budget (DESIGN) is p99 ≤ 50 ms. Requests never wait on a fetch, so a fault
+# budget is p99 ≤ 50 ms. Requests never wait on a fetch, so a fault
 # should cost nothing here.
 set -euo pipefail
 build=${1:?usage: bench/extender-faults.sh BUILD_DIR [SECONDS] [CONNECTIONS] [NODES] [SLOW_MS]}

@@ -441,6 +441,8 @@ std::vector<std::pair<std::string, std::string>> Expressions(std::string* error)
   return out;
 }
 
+// The dashboard shows the golden metrics (docs/design.md#golden-metrics), storage
+// await, and the extender's latency, fallback stage and reservations.
 TEST_F(Stack, TheDashboardHasEveryPanelTheIssueAsksFor) {
   const auto dash = nlohmann::json::parse(ReadFile(Src("deploy/monitoring/dashboards/tidal.json")),
                                           nullptr, false);

@@ -370,6 +370,7 @@ INSTANTIATE_TEST_SUITE_P(
         PodsCase{"Item_not_a_pod", R"({"items":[42]})", false, 0}),
     [](const auto& p) { return std::string(p.param.name); });
 
+// The worked case of docs/design.md#nvlink.
 TEST(CompetitionCollector, WorkedCaseFromTheDesign) {
   // 2 NVLink pods on a 4-GPU node with 2 slots per GPU → 0.25.
   const std::string list = PodList(

@@ -67,7 +67,7 @@ TEST_F(DiskCollectorTest, FirstPassHasNoRatesSecondMatchesIostat) {
 TEST_F(DiskCollectorTest, IoLoadSaturatesAtOne) {
   MetricSet a("n1"), b("n1");
   ASSERT_TRUE(Pass(" 8 0 sda 0 0 0 0 0 0 0 0 0 0 0\n", &a).ok());
-  // 10 reads taking 428.3 ms in total → await 42.83 ms → 1.43 → 1 (DESIGN §3).
+  // 10 reads taking 428.3 ms in total → await 42.83 ms → 1.43 → 1 (docs/design.md#storage).
   ASSERT_TRUE(Pass(" 8 0 sda 10 0 80 428 0 0 0 0 0 100 428\n", &b, 1000).ok());
   EXPECT_NEAR(*Find(b, "ai_storage_await_seconds", {{"device", "sda"}}), 0.0428, 1e-12);
   EXPECT_EQ(Find(b, "ai_storage_io_load"), 1.0);

@@ -170,7 +170,7 @@ void AddExplain(CLI::App& app) {
                                  "exit 0 when a node fits, 3 when none does");
   cmd->add_option("--pod", o->pod_file, "a Kubernetes Pod (JSON or YAML)")->required();
   cmd->add_option("--nodes", o->nodes_file, "a node snapshot (JSON or YAML)")->required();
-  cmd->add_option("--config", o->config_file, "policy config (YAML); defaults from DESIGN.md");
+  cmd->add_option("--config", o->config_file, "policy config (YAML); defaults from docs/design.md");
   cmd->add_option("--output", o->output, "table or json");
   cmd->callback([o]() {
     if (const int rc = RunExplain(*o); rc != kExitOk) throw CLI::RuntimeError(rc);

@@ -1,4 +1,4 @@
-// tidal explain, run as a user would, on the worked examples of DESIGN.md.
+// tidal explain, run as a user would, on the worked examples of docs/design.md.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -141,7 +141,7 @@ int RunServe(const ServeFlags& f) {
   extender::Refresher refresher(source, store, catalog, clock, config.metric_cache_ttl_ms, log);
   refresher.AttachReservations(&inflight);
   refresher.WarnSlowerThan(config.query_timeout_ms / 2);
-  // Issue 10's prediction: the load forecast and learned memory estimates.
+  // Prediction (docs/design.md#prediction): the load forecast and learned memory estimates.
   std::unique_ptr<LoadForecaster> forecaster;
   if (config.load_forecast.enabled) {
     forecaster = std::make_unique<LoadForecaster>(config.load_forecast);

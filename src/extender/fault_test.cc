@@ -1,4 +1,4 @@
-// The extender over a misbehaving Prometheus (issue 9): the refresher, the HTTP
+// The extender over a misbehaving Prometheus (docs/design.md#freshness): the refresher, the HTTP
 // server and PrometheusSource in-process against a fake query API on loopback
 // that can be down, hang, be slow, answer 500 or truncated JSON, or send NaN,
 // infinite, unknown-node and duplicated series. In every case filter and

@@ -1,4 +1,4 @@
-// Issue 10's prediction in the extender: learning per-workload GPU memory from
+// Prediction (docs/design.md#prediction) in the extender: learning per-workload GPU memory from
 // the pod watch and the metrics (PodPeakTracker, KubeSync), and the refresher's
 // load forecast in the published view.
 #include <gtest/gtest.h>

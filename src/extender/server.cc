@@ -110,7 +110,7 @@ std::string Server::MetricsText() {
   AppendGauge("tidal_extender_snapshot_age_seconds",
               "Age of the metrics snapshot requests read (+Inf before the first).", age, &out);
   AppendGauge("tidal_extender_fallback_stage",
-              "0 normal, 1 and 2 the fallback stages of DESIGN §6.",
+              "0 normal, 1 and 2 the fallback stages (docs/design.md#fallback).",
               impl_->metrics.fallback_stage.Get(), &out);
   AppendGauge("tidal_extender_fallback_golden_pool_empty",
               "1 while fallback stage 2 is due but no node is in the golden pool (stage 1 "

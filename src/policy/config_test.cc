@@ -9,6 +9,7 @@
 namespace tidal {
 namespace {
 
+// The defaults of docs/design.md#thresholds and the sections after it.
 TEST(PolicyConfig, DefaultsComeFromDesign) {
   const PolicyConfig c = DefaultPolicyConfig();
   EXPECT_DOUBLE_EQ(c.thresholds.gpu_memory.warn, 0.70);

@@ -37,7 +37,7 @@ PolicySpec MakeBasePolicy(const std::string& name, const PolicyConfig& tidal) {
     p.reservations = tidal.reservations.enabled;  // reservations.enabled in the config
   } else if (name == "load-aware-forecast" || name == "load-aware-learn" ||
              name == "load-aware-predict") {
-    // The reactive load-aware policy plus the prediction of issue 10: the load
+    // The reactive load-aware policy plus the prediction (docs/design.md#prediction): the load
     // forecast, the learned memory estimates, or both.
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;

@@ -118,7 +118,8 @@ TEST(Simulator, UnknownPolicyIsAnInputError) {
 namespace tidal::sim {
 namespace {
 
-// The herd check of issue 6: 50 single-GPU pods within 5 s on the seed cluster,
+// The herd check (docs/design.md#reservations): 50 single-GPU pods within 5 s on
+// the seed cluster,
 // faster than any sample shows them. Without reservations the extender sees the
 // same idle GPUs for every pod and doubles them up beyond their memory; with
 // them each placement is counted at once and no GPU is promised more than it has.
@@ -154,8 +155,9 @@ TEST(Simulator, ReservationsStopTheBurstHerd) {
 namespace tidal::sim {
 namespace {
 
-// Issue 10: with no pod declaring its memory, estimates learned from the first
-// finished pods of each workload replace DESIGN §5's per-type guess, and the
+// Learned memory (docs/design.md#prediction): with no pod declaring its memory,
+// estimates learned from the first finished pods of each workload replace the
+// per-type guess (docs/design.md#memory-estimate), and the
 // cluster stays more even (LSCS max 23.6 % → 17.0 % for seed 42).
 TEST(Simulator, LearnedMemoryEvensOutUndeclaredPods) {
   const ClusterSpec c = LoadCluster("builtin:seed-8xA10");
@@ -177,7 +179,8 @@ TEST(Simulator, LearnedMemoryEvensOutUndeclaredPods) {
 namespace tidal::sim {
 namespace {
 
-// Issue 23: one node of 2 × 24 GiB GPUs, time-sliced 2 ways. A 20 GiB job comes
+// Device slots (docs/design.md#device-slots): one node of 2 × 24 GiB GPUs,
+// time-sliced 2 ways. A 20 GiB job comes
 // first, a 1 GiB one a minute later, an 8 GiB one a minute after that. The stock
 // device plugin gives the first GPU 0 (empty node, lowest index) and the second
 // GPU 1 (least shared); for the third both GPUs hold one replica, so it gets GPU 0

@@ -158,7 +158,7 @@ class PodBuilder {
   PodDemand p_;
 };
 
-// A config with no safety margin (the DESIGN worked cases are stated without one).
+// A config with no safety margin (the worked cases of docs/design.md are stated without one).
 inline PolicyConfig NoMarginConfig() {
   PolicyConfig c = DefaultPolicyConfig();
   c.reject_threshold_safety_margin = 0;

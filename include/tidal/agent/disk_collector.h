@@ -14,7 +14,7 @@ struct DiskOptions {
   std::string procfs = "/proc";     // root of the proc filesystem (a host mount in a pod)
   std::vector<std::string> mounts;  // watch only the devices under these paths
   bool include_dm = false;          // device-mapper devices in the default set
-  double await_full_ms = 30;        // ai_storage_io_load = min(1, await / this) (DESIGN §3)
+  double await_full_ms = 30;        // ai_storage_io_load = min(1, await / this), design.md#storage
 };
 
 class DiskCollector final : public Collector {

@@ -10,7 +10,7 @@
 namespace tidal::agent {
 
 // Counts pods in a Kubernetes PodList (JSON) that run on `node` (spec.nodeName,
-// when set) in phase Running and use NVLink by the policy's rules (DESIGN §5).
+// when set) in phase Running and use NVLink by the policy's rules (docs/design.md#nvlink-use).
 // A malformed document or item gives a Status naming the item.
 Status CountNvlinkPods(std::string_view pod_list_json, const std::string& node, int* out);
 

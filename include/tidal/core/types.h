@@ -61,7 +61,7 @@ struct Gpu {
   int LinksTo(int peer) const;
 };
 
-// The three load dimensions of DESIGN §3.
+// The three load dimensions (docs/design.md#load-model).
 struct LoadVector {
   double gpu_memory = 0;  // Σused / Σtotal, 0..1
   double nvlink = 0;      // max(competition index, mean measured utilisation)
@@ -180,13 +180,13 @@ struct alignas(64) NodeState {
   }
 };
 
-// DESIGN §3: NVLink-using pods on the node / (GPUs × slots per GPU).
+// docs/design.md#nvlink: NVLink-using pods on the node / (GPUs × slots per GPU).
 inline double NvlinkCompetitionIndex(int nvlink_pods, int gpus, int slots_per_gpu) {
   return gpus > 0 && slots_per_gpu > 0 ? static_cast<double>(nvlink_pods) / (gpus * slots_per_gpu)
                                        : 0;
 }
 
-// DESIGN §3: node IO load L_io = min(1, await / 30 ms).
+// docs/design.md#storage: node IO load L_io = min(1, await / 30 ms).
 inline double StorageIoLoad(double await_ms) {
   return await_ms <= 0 ? 0 : (await_ms >= 30 ? 1 : await_ms / 30);
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The bind verb (DESIGN §6): place the pod's GPUs on the node kube-scheduler
+// The bind verb (docs/design.md#bind): place the pod's GPUs on the node kube-scheduler
 // chose, reserve them (so the next filter sees the placement before any metrics
 // sample does), and create the Binding, which carries the GPU indices as the
 // pod's `tidal.io/gpus` annotation. Conflicts and server errors are retried with

@@ -89,7 +89,7 @@ class Extender {
   Reply Filter(std::string_view body);
   Reply Prioritize(std::string_view body);
 
-  // DESIGN §6: 0 normal; 1 the source has failed (or its snapshot is overdue);
+  // docs/design.md#fallback: 0 normal; 1 the source has failed (or its snapshot is overdue);
   // 2 it has been failing for longer than fallback.stage2After, and some node of
   // the view is in the golden pool (with none, stage 1 goes on: a stage 2 would
   // reject every node; the golden_pool_empty gauge raises the alert).

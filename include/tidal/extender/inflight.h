@@ -1,5 +1,5 @@
 #pragma once
-// The extender's in-flight reservations (DESIGN §6): what /bind placed, kept
+// The extender's in-flight reservations (docs/design.md#reservations): what /bind placed, kept
 // until metrics show it, the pod is gone, or the TTL passes. Thread-safe; the
 // refresher expires them against each new snapshot and the view carries the
 // affected nodes with the reservations applied (ClusterView::reserved).

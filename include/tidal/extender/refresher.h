@@ -1,5 +1,5 @@
 #pragma once
-// The background refresher (DESIGN §6): every metricCacheTTL it fetches a
+// The background refresher (docs/design.md#freshness): every metricCacheTTL it fetches a
 // snapshot from the metrics source (bounded by the source's timeout), builds a
 // new view and publishes it. A failed fetch keeps the last good snapshot in the
 // view (nodes then age into *unknown*) and records the failure, which is what

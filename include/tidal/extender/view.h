@@ -100,7 +100,7 @@ struct ClusterView {
   std::shared_ptr<const std::unordered_map<std::string, NodeState>> nodes =
       std::make_shared<const std::unordered_map<std::string, NodeState>>();
   std::uint64_t catalog_generation = 0;  // of the NodeCatalog the nodes were built with
-  // The nodes holding reservations of pods placed since their sample (DESIGN §6),
+  // The nodes holding reservations of pods placed since their sample (docs/design.md#reservations),
   // with those applied, made against `nodes`, in two tiers: `recent` (the nodes
   // changed since `reserved` was made, small) is looked up first, then
   // `reserved`, then `nodes`. A `recent` entry that points into `nodes` says the

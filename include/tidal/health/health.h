@@ -1,5 +1,5 @@
 #pragma once
-// `tidal health`: the three golden metrics of DESIGN §8 read from Prometheus,
+// `tidal health`: the three golden metrics (docs/design.md#golden-metrics) read from Prometheus,
 // each against its threshold. The numbers are computed by tidal/metrics/golden.h
 // (the simulator's report uses the same functions); Prometheus only supplies
 // per-node and per-GPU inputs. Queries go through an injected function so that

@@ -1,5 +1,5 @@
 #pragma once
-// The three golden metrics of DESIGN §8, computed once for everyone: the
+// The three golden metrics (docs/design.md#golden-metrics), computed once for everyone: the
 // simulator's report and `tidal health` both call these.
 #include <span>
 

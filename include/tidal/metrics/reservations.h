@@ -1,5 +1,5 @@
 #pragma once
-// In-flight reservations and GPU memory claims (DESIGN §5, §6).
+// In-flight reservations and GPU memory claims (docs/design.md#reservations).
 //
 // Pods placed since the metrics snapshot was taken are invisible to it; without
 // accounting, a burst lands on the one idle node (the herd effect). Each placement

@@ -90,10 +90,10 @@ class MetricsSource {
 };
 
 // NVLink-using active pods per node, as the extender's pod watch counts them
-// (PodUsesNvlink, DESIGN §5); a node without an entry has none.
+// (PodUsesNvlink, docs/design.md#nvlink-use); a node without an entry has none.
 using NvlinkPodCounts = std::unordered_map<std::string, int>;
 
-// The competition index (DESIGN §3: NVLink pods / (GPUs × slots per GPU)) from
+// The competition index (docs/design.md#nvlink: NVLink pods / (GPUs × slots per GPU)) from
 // `pods`, for each node of `snap` whose index the agent's series did not give
 // (sources.competition not "tidal-agent"), or for every node when `prefer_pods`
 // (NVLink from dcgm-exporter: the pod watch is that dimension's source, and sees

@@ -1,5 +1,5 @@
 #pragma once
-// The policy configuration: one YAML file, every default from DESIGN.md.
+// The policy configuration: one YAML file, every default from docs/design.md.
 // Loading collects every problem with its field path; nothing half-loaded is used.
 #include <yaml-cpp/yaml.h>
 
@@ -61,7 +61,7 @@ struct FallbackConfig {
   Labels golden_pool{{"tidal.io/pool", "golden"}};
 };
 
-// In-flight reservations (DESIGN §6): what the extender bound, counted in filter
+// In-flight reservations (docs/design.md#reservations): what the extender bound, counted in filter
 // and score until a metrics sample shows it.
 struct ReservationConfig {
   bool enabled = true;
@@ -89,7 +89,8 @@ struct ForecastConfig {
 
 // Learned GPU memory per workload key (namespace, image, AI_LOAD_TYPE, model
 // size) for pods without ai.gpu-memory: a high quantile of the peaks observed
-// for earlier pods of the key, once minSamples exist; DESIGN §5's rule before.
+// for earlier pods of the key, once minSamples exist; the static rule before
+// (docs/design.md#memory-estimate).
 struct MemoryLearningConfig {
   bool enabled = false;
   double quantile = 0.95;

@@ -1,5 +1,5 @@
 #pragma once
-// The runners used while the metrics source is failing (DESIGN §6).
+// The runners used while the metrics source is failing (docs/design.md#fallback).
 #include "tidal/policy/runner.h"
 
 namespace tidal {

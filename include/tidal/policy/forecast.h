@@ -1,6 +1,6 @@
 #pragma once
-// Short-horizon forecasts of a node's load (issue: schedule for where load is
-// going). Holt's linear trend on irregularly spaced samples: the trend is a rate
+// Short-horizon forecasts of a node's load (docs/design.md#prediction: where
+// load is going). Holt's linear trend on irregularly spaced samples: the trend is a rate
 // per millisecond, so a late or missed sample does not distort it.
 #include <map>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
-// Learned GPU memory per workload (issue 10): pods that do not declare
+// Learned GPU memory per workload (docs/design.md#prediction): pods that do not declare
 // ai.gpu-memory get a high quantile of what earlier pods of the same workload
-// really used at their peak, instead of DESIGN §5's per-type guess, once enough
+// really used at their peak, instead of the per-type guess (design.md#memory-estimate), once enough
 // of them have been seen. Thread-safe: the extender's requests read while its
 // refresher observes.
 #include <deque>

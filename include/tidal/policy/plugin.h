@@ -1,5 +1,5 @@
 #pragma once
-// The policy plugin interface (DESIGN §4). Plugins are small pure functions of
+// The policy plugin interface (docs/design.md#plugins). Plugins are small pure functions of
 // (pod, node snapshot, args); the Runner owns timing, range checks and weights.
 #include <algorithm>
 #include <cstddef>

@@ -95,7 +95,7 @@ class Runner {
   // block while its nodes and working storage are still in cache.
   static constexpr std::size_t kBlock = 128;
   // Learned memory estimates for undeclared pods (memoryLearning); the learner
-  // outlives the runner. Null: DESIGN §5's rule alone.
+  // outlives the runner. Null: the static rule alone (docs/design.md#memory-estimate).
   void SetLearnedMemory(const MemoryLearner* learned) { learned_ = learned; }
 
  private:

@@ -1,5 +1,5 @@
 #pragma once
-// Thresholds per dimension and their resolution for one pod (DESIGN §4, §7).
+// Thresholds per dimension and their resolution for one pod (docs/design.md#thresholds, #tenants).
 #include <optional>
 #include <string>
 

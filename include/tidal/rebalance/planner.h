@@ -29,7 +29,7 @@ struct PlannerConfig {
   TimeMs sustain_ms = 600'000;         // a trigger must hold this long
   TimeMs max_sample_age_ms = 120'000;  // a node's sample older than this at a snapshot: stale
   TimeMs max_gap_ms = 180'000;         // a hole this long in the history breaks "stayed above"
-  double lscs_limit = 0.15;            // DESIGN §8
+  double lscs_limit = 0.15;            // docs/design.md#golden-metrics
   int max_moves = 2;                   // per plan (the eviction rate limit)
   TimeMs cooldown_ms = 1'800'000;  // a pod (or its controller) moved or started this recently stays
   TimeMs gain_horizon_ms = 1'800'000;  // a move's relief is counted for at most this long
@@ -58,7 +58,8 @@ struct PlanInput {
   std::map<std::string, TimeMs> moved_at_ms;
 };
 
-// Storage await above which IO-bound work slows (DESIGN §3: L_io = min(1, await / 30 ms)).
+// Storage await above which IO-bound work slows (docs/design.md#storage:
+// L_io = min(1, await / 30 ms)).
 inline constexpr double kAwaitSlowdownMs = 30;
 
 // How much slower than alone a pod runs on a node, from what the node's metrics

@@ -1,6 +1,6 @@
 #pragma once
 // `tidal simulate --experiment prediction`: how well the forecast and the
-// learned memory estimate of issue 10 predict real usage, on the Alibaba GenAI
+// learned memory estimate (docs/design.md#prediction) predict real usage, on the Alibaba GenAI
 // per-pod GPU memory series (one sample a minute per serving pod).
 #include <string>
 #include <vector>
@@ -20,7 +20,7 @@ struct PredictionReport {
   double mape_last_pct = 0;
   // Estimate of each pod's peak before it runs, in order of the pods' first
   // samples: learned from the earlier pods' peaks (one workload: one serving
-  // system) or DESIGN §5's rule for an undeclared INFERENCE pod.
+  // system) or the static rule (docs/design.md#memory-estimate) for an undeclared INFERENCE pod.
   int estimated = 0;
   int cold = 0;  // pods estimated by the rule because fewer than minSamples peaks existed
   double mape_learned_pct = 0;

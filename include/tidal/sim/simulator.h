@@ -24,7 +24,7 @@ struct PolicySpec {
   std::string name;
   PolicyKind kind = PolicyKind::kK8sDefault;
   PolicyConfig tidal;        // the extender's policy config
-  bool reservations = true;  // in-flight reservations (DESIGN §6)
+  bool reservations = true;  // docs/design.md#reservations
   int extender_weight = 5;   // as in deploy/scheduler's KubeSchedulerConfiguration
   // load-aware+rebalance: `tidal rebalance --loop --execute` beside the extender,
   // planning on what Prometheus has every interval (docs/rebalance.md).

@@ -1,4 +1,4 @@
-"""Prometheus killed while pods arrive (DESIGN §6): pods keep being bound in
+"""Prometheus killed while pods arrive (docs/design.md#fallback): pods keep being bound in
 stage 1 (remaining GPUs); after fallback.stage2After, only on the golden pool.
 Without any golden node, stage 2 must not reject everything: pods are still
 bound (stage 1's ranking) and serve's /metrics raises the fallback alert."""

@@ -1,5 +1,5 @@
 #pragma once
-// fallback: what decides while the metrics source is failing (DESIGN §6).
+// fallback: what decides while the metrics source is failing (docs/design.md#fallback).
 // Stage 1 scores nodes by remaining allocatable GPUs, most first (requests are
 // all that is known); stage 2 also rejects every node outside the golden pool.
 // The extender runs it in place of the score plugins, after the configured

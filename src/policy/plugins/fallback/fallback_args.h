@@ -10,7 +10,7 @@ namespace tidal {
 
 struct FallbackArgs {
   // 1: the metrics source just failed; 2: it has been failing for longer than
-  // fallback.stage2After (DESIGN §6).
+  // fallback.stage2After (docs/design.md#fallback).
   int stage = 1;
   // Stage 2 admits only nodes carrying every one of these labels.
   Labels golden_pool{{"tidal.io/pool", "golden"}};

@@ -1,5 +1,5 @@
 #pragma once
-// gpufit: per-GPU free-memory fit and NVLink clique choice (DESIGN §5).
+// gpufit: per-GPU free-memory fit and NVLink clique choice (docs/design.md#gpu-placement).
 #include <memory>
 #include <optional>
 

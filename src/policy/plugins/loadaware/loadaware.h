@@ -1,5 +1,5 @@
 #pragma once
-// loadaware: the reject filter and warning-band score of DESIGN §4.
+// loadaware: the reject filter and warning-band score (docs/design.md#filter-and-score).
 #include <memory>
 
 #include "policy/plugins/loadaware/loadaware_args.h"

@@ -25,6 +25,8 @@ struct Case {
   double want_score;        // when it fits
 };
 
+// docs/design.md#filter-and-score (the name keeps the section number the original
+// specification gave it).
 TEST(LoadAware, FilterAndScoreFollowDesignSection4) {
   const Case cases[] = {
       {"worked case: 78% memory, no margin, scores 73.3", false, 0.78, 0, 0, false, true, "", 73.333333},
