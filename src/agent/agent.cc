@@ -43,13 +43,28 @@ void Agent::CollectOnce() {
   for (const Result& r : results)
     set.Add("ai_collector_duration_seconds", {{"collector", r.name}}, r.seconds);
   auto e = std::make_shared<Exposition>();
-  e->text = SerializeText(set.families());
+  std::vector<std::string> repaired;
+  e->text = SerializeText(set.families(), &repaired);
+  NoteRepairs(repaired);
   if (!options_.build.version.empty()) AppendBuildInfo(options_.build, &e->text);
   e->taken_ns = clock_.NowNs();
   e->pass = ++passes_;
   e->all_up = all_up;
   std::lock_guard lock(mu_);
   latest_ = std::move(e);
+}
+
+void Agent::NoteRepairs(const std::vector<std::string>& repaired) {
+  if (!options_.warn) return;
+  for (const std::string& label : repaired) {
+    if (repairs_logged_.size() > kMaxRepairsLogged || repairs_logged_.count(label)) continue;
+    repairs_logged_.insert(label);
+    if (repairs_logged_.size() > kMaxRepairsLogged) {
+      options_.warn("more label values are not UTF-8; further repairs are not logged");
+      continue;
+    }
+    options_.warn("label value not UTF-8, each invalid sequence written as U+FFFD: " + label);
+  }
 }
 
 std::shared_ptr<const Exposition> Agent::Latest() const {

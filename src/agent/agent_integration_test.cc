@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,8 +26,8 @@
 #include <thread>
 
 #include "agent/agent_test_util.h"
-#include "testing/process.h"
 #include "agent/exposition_check.h"
+#include "testing/process.h"
 #include "tidal/agent/diskstats.h"
 
 extern char** environ;
@@ -207,6 +208,70 @@ TEST_F(AgentProcess, PromtoolReportsAnAbbreviatedUnit) {
   EXPECT_EQ(promtool.Wait(), 3);
   EXPECT_EQ(ReadFile(dir_.path() + "/promtool.out"),
             "ai_test_await_ms metric names should not contain abbreviated units\n");
+}
+
+// A disk name and a GPU model that are not UTF-8 (a fixture procfs and the
+// stand-in NVML): the live exposition passes promtool with U+FFFD in their place,
+// where the raw bytes would void the whole scrape; the log says so once per label.
+TEST(AgentLabels, NamesThatAreNotUtf8StillGiveAScrapePromtoolAccepts) {
+  ASSERT_EQ(access(kPromtool, X_OK), 0) << kPromtool << " is required (scripts/install-deps.sh)";
+  TempDir dir;
+  const std::string procfs = dir.path() + "/proc";
+  ASSERT_EQ(mkdir(procfs.c_str(), 0755), 0);
+  dir.Write("proc/diskstats",
+            "   8       0 sd\xFF\xC0x 1200 0 9600 400 800 0 6400 300 0 600 700\n"
+            "   8      16 sdb 10 0 80 4 8 0 64 3 0 6 7\n");
+  std::string script = StubScript();
+  const std::string model = "NVIDIA H100 80GB HBM3";
+  script.replace(script.find(model), model.size(), "NVIDIA \xED\xA0\x80 H100");
+  const std::string stub = dir.Write("nvml.script", script);
+  const int port = FreePort();
+  Child agent({TIDAL_BINARY, "agent", "--listen", "127.0.0.1:" + std::to_string(port), "--interval",
+               "200ms", "--nvml-lib", TIDAL_NVML_STUB, "--procfs", procfs},
+              {"TIDAL_NVML_STUB_SCRIPT=" + stub, std::string("NODE_NAME=") + kNode}, "",
+              dir.path() + "/agent.log");
+  ASSERT_TRUE(agent.started());
+  httplib::Client cli("127.0.0.1", port);
+  std::string text;
+  // From the second pass on, with the disks' rates.
+  ASSERT_TRUE(Eventually([&] {
+    auto r = cli.Get("/metrics");
+    text = r && r->status == 200 ? r->body : "";
+    return text.find("ai_storage_await_seconds{") != std::string::npos;
+  })) << ReadFile(dir.path() + "/agent.log");
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_NE(text.find("device=\"sd" + fffd + fffd + "x\""), std::string::npos) << text;
+  EXPECT_NE(text.find("model=\"NVIDIA " + fffd + fffd + fffd + " H100\""), std::string::npos)
+      << text;
+  EXPECT_EQ(testing::CheckExposition(text), "");
+  Child ok({kPromtool, "check", "metrics"}, {}, dir.Write("scrape.prom", text),
+           dir.path() + "/promtool.out");
+  EXPECT_EQ(ok.Wait(), 0) << ReadFile(dir.path() + "/promtool.out");
+  EXPECT_EQ(ReadFile(dir.path() + "/promtool.out"), "");
+
+  // The check can fail: the same scrape with the raw bytes back is refused.
+  std::string raw = text;
+  for (std::size_t at; (at = raw.find(fffd)) != std::string::npos;) raw.replace(at, 3, "\xFF");
+  Child refused({kPromtool, "check", "metrics"}, {}, dir.Write("raw.prom", raw),
+                dir.path() + "/promtool-raw.out");
+  EXPECT_NE(refused.Wait(), 0) << "promtool accepted a label value that is not UTF-8";
+
+  // Several passes have repaired both labels; each was said once.
+  ASSERT_TRUE(Eventually([&] {
+    auto r = cli.Get("/metrics");
+    return r && r->body.find("ai_storage_await_seconds{") != std::string::npos;
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three more passes
+  agent.Stop();
+  const std::string log = ReadFile(dir.path() + "/agent.log");
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = log.find(what, at)) != std::string::npos; at += what.size()) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("not UTF-8"), 2u) << log;
+  EXPECT_EQ(count(R"(device="sd\xff\xc0x")"), 1u) << log;
+  EXPECT_EQ(count(R"(model="NVIDIA \xed\xa0\x80 H100")"), 1u) << log;
 }
 
 TEST_F(AgentProcess, HealthzIsOk) {

@@ -13,6 +13,7 @@
 #include "agent/exposition_check.h"
 #include "tidal/agent/http.h"
 #include "tidal/agent/pods.h"
+#include "tidal/core/text.h"
 
 namespace tidal::agent {
 namespace {
@@ -183,6 +184,62 @@ TEST(Agent, EveryPassExportsTheBuildItWasGiven) {
     EXPECT_NE(text.find("# TYPE tidal_build_info gauge\n"), std::string::npos) << text;
     EXPECT_NE(text.find(tc.want), std::string::npos) << text;
   }
+}
+
+// A disk or GPU name of arbitrary bytes: the exposition stays UTF-8, and the
+// log says so once per label, not every pass.
+class NamesCollector final : public Collector {
+ public:
+  std::string_view Name() const override { return "names"; }
+  Status Collect(MetricSet& out) override {
+    out.Declare("fake_bytes", "A value per named device.");
+    for (const auto& n : names) out.Add("fake_bytes", {{"device", n}}, 1);
+    return Status();
+  }
+  std::vector<std::string> names;
+};
+
+TEST(Agent, ARepairedLabelIsLoggedOncePerLabel) {
+  ManualMonotonicClock clock;
+  auto c = std::make_unique<NamesCollector>();
+  NamesCollector* names = c.get();
+  std::vector<std::unique_ptr<Collector>> cs;
+  cs.push_back(std::move(c));
+  std::vector<std::string> warned;
+  AgentOptions o{"n", 1000};
+  o.warn = [&](const std::string& what) { warned.push_back(what); };
+  Agent a(std::move(o), std::move(cs), clock);
+  struct Pass {
+    const char* name;
+    std::vector<std::string> devices;
+    std::vector<std::string> new_warnings;
+  };
+  const std::string repaired_line =
+      "label value not UTF-8, each invalid sequence written as U+FFFD: ";
+  const Pass passes[] = {
+      {"valid names: nothing to say", {"sda", "disk \xC3\xA9"}, {}},
+      {"a bad name", {"sda", "sd\xFF"}, {repaired_line + R"(device="sd\xff")"}},
+      {"the same bad name again", {"sd\xFF", "sdb"}, {}},
+      {"another one beside it",
+       {"sd\xFF", "nv\xC0\xAF"},
+       {repaired_line + R"(device="nv\xc0\xaf")"}},
+  };
+  for (const Pass& p : passes) {
+    SCOPED_TRACE(p.name);
+    names->names = p.devices;
+    const std::size_t before = warned.size();
+    a.CollectOnce();
+    const std::string text = a.Latest()->text;
+    EXPECT_TRUE(IsValidUtf8(text)) << text;
+    EXPECT_EQ(std::vector<std::string>(warned.begin() + before, warned.end()), p.new_warnings);
+  }
+  // Names that change every pass: bounded, with one line saying the rest go unsaid.
+  for (int i = 0; i < 100; ++i) {
+    names->names = {"sd\xFF" + std::to_string(i)};
+    a.CollectOnce();
+  }
+  ASSERT_EQ(warned.size(), 33u);
+  EXPECT_EQ(warned.back(), "more label values are not UTF-8; further repairs are not logged");
 }
 
 TEST(Agent, BadOptionsThrowAtConstruction) {

@@ -4,7 +4,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -79,14 +81,16 @@ Status MetricsServer::Start(const std::string& host, int port) {
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ok\n" : "no recent collection\n", "text/plain");
   });
-  if (port == 0) {
-    impl_->port = s.bind_to_any_port(host.c_str());
-    if (impl_->port < 0) return Status::Error("cannot bind " + host);
-  } else {
-    if (!s.bind_to_port(host.c_str(), port))
-      return Status::Error("cannot listen on " + host + ":" + std::to_string(port));
-    impl_->port = port;
-  }
+  // bind(2)'s errno survives httplib's cleanup: "Address already in use" for a
+  // port another process (a second agent) holds.
+  errno = 0;
+  const int bound = port == 0 ? s.bind_to_any_port(host.c_str())
+                              : (s.bind_to_port(host.c_str(), port) ? port : -1);
+  const int err = errno;
+  if (bound < 0)
+    return Status::Error("cannot listen on " + host + ":" + std::to_string(port) +
+                         (err ? std::string(": ") + std::strerror(err) : std::string()));
+  impl_->port = bound;
   impl_->thread = std::thread([&s] { s.listen_after_bind(); });
   // stop() is a no-op until the accept loop runs, so Stop() right after Start()
   // would hang: return only once the server is live.

@@ -38,7 +38,29 @@ void MetricSet::Add(std::string_view name, LabelPairs labels, double value) {
   Find(name).samples.push_back(std::move(s));
 }
 
-std::string SerializeText(const std::vector<MetricFamily>& families) {
+namespace {
+// A label value for the log: ASCII only, other bytes and controls as \xNN, cut
+// at 64 bytes (a log line is no place for arbitrary bytes either).
+std::string ShowBytes(std::string_view value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < value.size() && i < 64; ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"') {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (value.size() > 64) out += "...";
+  return out;
+}
+}  // namespace
+
+std::string SerializeText(const std::vector<MetricFamily>& families,
+                          std::vector<std::string>* repaired) {
   std::string out;
   out.reserve(4096);
   for (const MetricFamily& f : families) {
@@ -60,7 +82,10 @@ std::string SerializeText(const std::vector<MetricFamily>& families) {
           if (i) out += ',';
           out += s.labels[i].first;
           out += "=\"";
-          out += EscapeLabelValue(s.labels[i].second);
+          bool bad = false;
+          out += EscapeLabelValue(s.labels[i].second, &bad);
+          if (bad && repaired)
+            repaired->push_back(s.labels[i].first + "=\"" + ShowBytes(s.labels[i].second) + "\"");
           out += '"';
         }
         out += '}';

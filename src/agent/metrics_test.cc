@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "agent/exposition_check.h"
+#include "tidal/core/text.h"
 
 namespace tidal::agent {
 namespace {
@@ -37,6 +38,62 @@ INSTANTIATE_TEST_SUITE_P(Cases, EscapeCases,
                                            EscapeCase{"Utf8_passes_through", "disk \xC3\xA9",
                                                       "disk \xC3\xA9", "disk \xC3\xA9"}),
                          [](const auto& p) { return std::string(p.param.name); });
+
+// Label values must be UTF-8 or Prometheus refuses the whole scrape: each
+// maximal subpart of an ill-formed sequence (Unicode §3.9) becomes one U+FFFD.
+struct Utf8Case {
+  const char* name;
+  std::string in;
+  std::string label_out;  // EscapeLabelValue's
+  bool repaired;
+};
+
+class Utf8Cases : public ::testing::TestWithParam<Utf8Case> {};
+
+TEST_P(Utf8Cases, LabelValuesAreValidUtf8) {
+  const Utf8Case& c = GetParam();
+  bool repaired = false;
+  const std::string out = EscapeLabelValue(c.in, &repaired);
+  EXPECT_EQ(out, c.label_out);
+  EXPECT_EQ(repaired, c.repaired);
+  EXPECT_TRUE(IsValidUtf8(out));
+  bool raw_repaired = false;
+  const std::string raw = RepairUtf8(c.in, &raw_repaired);
+  EXPECT_EQ(raw_repaired, c.repaired);
+  EXPECT_TRUE(IsValidUtf8(raw));
+  if (!c.repaired) {
+    EXPECT_EQ(raw, c.in);
+  }
+}
+
+#define R "\xEF\xBF\xBD"  // U+FFFD
+INSTANTIATE_TEST_SUITE_P(
+    Cases, Utf8Cases,
+    ::testing::Values(Utf8Case{"Ascii", "sda", "sda", false},
+                      Utf8Case{"Two_bytes", "disk \xC3\xA9", "disk \xC3\xA9", false},
+                      Utf8Case{"Three_bytes", "\xE2\x82\xAC", "\xE2\x82\xAC", false},
+                      Utf8Case{"Four_bytes", "\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80", false},
+                      Utf8Case{"Largest_code_point", "\xF4\x8F\xBF\xBF", "\xF4\x8F\xBF\xBF", false},
+                      Utf8Case{"Overlong_two_bytes", "\xC0\xAF", R R, true},
+                      Utf8Case{"Overlong_three_bytes", "\xE0\x80\xAF", R R R, true},
+                      Utf8Case{"Overlong_four_bytes", "\xF0\x80\x80\xAF", R R R R, true},
+                      Utf8Case{"Surrogate",
+                               "a\xED\xA0\x80"
+                               "b",
+                               "a" R R R "b", true},
+                      Utf8Case{"Above_10FFFF", "\xF4\x90\x80\x80", R R R R, true},
+                      Utf8Case{"Lead_F5", "\xF5\x80", R R, true},
+                      Utf8Case{"Truncated_at_the_end", "sd\xE2\x82", "sd" R, true},
+                      Utf8Case{"Truncated_four_bytes_before_ascii", "\xF0\x9F\x98x", R "x", true},
+                      Utf8Case{"Lone_continuation_bytes",
+                               "a\x80\xBF"
+                               "b",
+                               "a" R R "b", true},
+                      Utf8Case{"Bytes_FE_FF", "\xFE\xFF", R R, true},
+                      Utf8Case{"Escapes_beside_a_repair", "sd\"\xFF\\", "sd\\\"" R "\\\\", true},
+                      Utf8Case{"Valid_after_invalid", "\xFF\xC3\xA9", R "\xC3\xA9", true}),
+    [](const auto& p) { return std::string(p.param.name); });
+#undef R
 
 struct ValueCase {
   const char* name;
@@ -68,6 +125,21 @@ INSTANTIATE_TEST_SUITE_P(
 struct CommaDecimal : std::numpunct<char> {
   char do_decimal_point() const override { return ','; }
 };
+
+TEST(SerializeText, ReportsEachRepairedLabel) {
+  MetricSet set("n\xFF");
+  set.Declare("x_bytes", "help");
+  set.Add("x_bytes", {{"device", "sd\xC0"}}, 1);
+  set.Add("x_bytes", {{"device", "sda"}}, 2);
+  std::vector<std::string> repaired;
+  const std::string text = SerializeText(set.families(), &repaired);
+  EXPECT_TRUE(IsValidUtf8(text)) << text;
+  EXPECT_NE(text.find("x_bytes{node=\"n\xEF\xBF\xBD\",device=\"sd\xEF\xBF\xBD\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(repaired,
+            (std::vector<std::string>{R"(node="n\xff")", R"(device="sd\xc0")", R"(node="n\xff")"}));
+}
 
 TEST(SerializeText, IgnoresACommaDecimalGlobalLocale) {
   const std::locale old =

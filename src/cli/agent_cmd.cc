@@ -142,7 +142,9 @@ int RunAgent(const AgentFlags& f) {
   collectors.push_back(std::move(gpu));
   collectors.push_back(std::make_unique<agent::CompetitionCollector>(
       node, pods, [gpu_ptr] { return gpu_ptr->gpu_count(); }, f.nvlink_slots));
-  agent::Agent a({node, interval_ms, TidalBuild()}, std::move(collectors), clock);
+  agent::AgentOptions options{node, interval_ms, TidalBuild()};
+  options.warn = [](const std::string& what) { std::cerr << "tidal agent: " << what << "\n"; };
+  agent::Agent a(std::move(options), std::move(collectors), clock);
 
   if (f.once) {
     // Rates need two samples: take a second one a little later.

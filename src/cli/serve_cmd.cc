@@ -94,6 +94,7 @@ int RunServe(const ServeFlags& f) {
     throw InputError{"--log-level " + f.log_level +
                      ": expected trace, debug, info, warn, error or off"};
   log->set_level(level);
+  so.log = log;
 
   prom::ClientOptions po;
   po.url = f.prometheus;

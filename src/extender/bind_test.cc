@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
 
+#include <algorithm>
 #include <functional>
 #include <future>
 #include <map>
@@ -277,6 +278,83 @@ TEST(Bind, FailsClearlyWithoutPlacingWhatItCannot) {
   EXPECT_EQ(f.Schedule(BurstPod(5), &error), "");
   EXPECT_NE(error.find("not found"), std::string::npos) << error;
   EXPECT_EQ(f.inflight.size(), 0u);
+}
+
+// kube-scheduler binds only to a node that passed every filter: a bind naming
+// another one is not its choice (a confused or hostile caller), and must not
+// reach the API server with our token, even where the node would fit by now.
+TEST(Bind, BindsOnlyToANodeTheLastFilterPassed) {
+  struct Case {
+    std::string name;
+    std::string node;
+    bool bound;
+  };
+  const std::vector<Case> cases = {
+      {"rejected by the filter, cool by the time of the bind", "b", false},
+      {"in the view but not in the filter request", "e", false},
+      {"no such node", "nowhere", false},
+      {"passed by the filter", "a", true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    BindFixture f(true);
+    f.source.snapshot.nodes["b"] = Node(0.95);
+    f.source.snapshot.nodes["e"] = Node(0.0);  // idle, never asked about
+    f.refresher->RefreshOnce();
+    const json pod = BurstPod(0);
+    f.api.PutPod(pod);
+    const json filtered = json::parse(
+        f.ext->Filter(R"({"Pod":)" + pod.dump() + R"(,"Nodes":null,"NodeNames":["a","b","c","d"]})")
+            .body);
+    ASSERT_TRUE(filtered["FailedNodes"].contains("b")) << filtered.dump();
+    ASSERT_NE(std::find(filtered["NodeNames"].begin(), filtered["NodeNames"].end(), "a"),
+              filtered["NodeNames"].end())
+        << filtered.dump();
+    // The view changes after the filter: "b" would now fit, were it asked about again.
+    f.source.snapshot.nodes["b"] = Node(0.0);
+    f.refresher->RefreshOnce();
+
+    const json binding{{"PodName", "burst-0"},
+                       {"PodNamespace", "ml"},
+                       {"PodUID", "uid-burst-0"},
+                       {"Node", c.node}};
+    const std::string error = json::parse(f.binder->Bind(binding.dump()).body)["Error"];
+    int posts = 0;
+    for (const auto& r : f.api.requests()) posts += r.method == "POST" ? 1 : 0;
+    if (c.bound) {
+      EXPECT_EQ(error, "");
+      EXPECT_EQ(posts, 1);
+      EXPECT_EQ(f.api.pod("ml", "burst-0")["spec"]["nodeName"], c.node);
+      EXPECT_EQ(f.metrics.binds.With({"bound"}).Get(), 1);
+      EXPECT_EQ(f.metrics.binds.With({"not_offered"}).Get(), 0);
+    } else {
+      EXPECT_NE(error.find("tidal: ml/burst-0 on " + c.node + ": not among the "),
+                std::string::npos)
+          << error;
+      EXPECT_NE(error.find("nodes its last filter passed"), std::string::npos) << error;
+      EXPECT_EQ(posts, 0) << "a Binding was attempted";
+      EXPECT_EQ(f.api.pod("ml", "burst-0")["spec"].value("nodeName", ""), "");
+      EXPECT_EQ(f.inflight.size(), 0u) << "nothing is reserved for a refused bind";
+      EXPECT_EQ(f.metrics.binds.With({"not_offered"}).Get(), 1);
+      EXPECT_EQ(f.metrics.binds.With({"bound"}).Get(), 0);
+    }
+  }
+}
+
+// A pod the filter gave no node (its own demand unresolvable) is bound nowhere.
+TEST(Bind, APodTheFilterPassedNowhereIsBoundNowhere) {
+  BindFixture f(true);
+  const json pod = testing::TestPod("ml", "huge", 1, "", "Pending", {{"ai.gpu-memory", "1Ti"}});
+  f.api.PutPod(pod);
+  const json filtered = json::parse(
+      f.ext->Filter(R"({"Pod":)" + pod.dump() + R"(,"Nodes":null,"NodeNames":["a","b"]})").body);
+  ASSERT_TRUE(filtered["NodeNames"].empty()) << filtered.dump();
+  const std::string error = json::parse(f.binder
+                                            ->Bind(R"({"PodName":"huge","PodNamespace":"ml",)"
+                                                   R"("PodUID":"uid-huge","Node":"a"})")
+                                            .body)["Error"];
+  EXPECT_NE(error.find("not among the 0 nodes its last filter passed"), std::string::npos) << error;
+  for (const auto& r : f.api.requests()) EXPECT_NE(r.method, "POST") << r.path;
 }
 
 // A node advertises nvidia.com/gpu as GPUs × replicas; each GPU can be given to

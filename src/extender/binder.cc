@@ -104,11 +104,21 @@ Reply Binder::BindTimed(std::string_view body, std::string* outcome) {
   BindingArgs args;
   if (Status s = DecodeBindingArgs(body, &args); !s.ok()) return Fail("error", s.reason());
   const std::string key = args.pod_namespace + "/" + args.pod_name;
-  std::optional<PodDemand> pod = extender_.RecentPod(args.pod_uid, key);
-  if (!pod) {
+  std::optional<Extender::RecentFilter> recent = extender_.RecentPod(args.pod_uid, key, args.node);
+  if (!recent) {
     *outcome = "unknown_pod";
     return Fail(*outcome, key + ": not seen in a filter request, cannot place its GPUs");
   }
+  // kube-scheduler binds only to a node every filter passed: any other node (one
+  // we rejected, one not in the request, one that does not exist) is not its
+  // choice, and no Binding is attempted with our token.
+  if (!recent->passed) {
+    *outcome = "not_offered";
+    return Fail(*outcome, key + " on " + args.node + ": not among the " +
+                              std::to_string(recent->passed_count) +
+                              " nodes its last filter passed, not binding");
+  }
+  std::optional<PodDemand> pod = std::move(recent->pod);
   pod->namespace_name = args.pod_namespace;
   pod->name = args.pod_name;
   Extender::Placement placement;

@@ -53,6 +53,7 @@ struct Extender::Context {
   std::vector<const NodeState*> nodes;
   std::vector<std::string_view> names;
   std::vector<Part> parts;
+  std::vector<std::uint64_t> passed;  // a filter's passing nodes, for RememberFilter
 };
 
 struct Extender::FilterMemo {
@@ -423,11 +424,6 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   stage = stage_verdict.stage;
   NoteStage(stage_verdict, *view);
   const PodDemand pod = ToPodDemand(args.pod);
-  if (filter) {
-    std::lock_guard<std::mutex> lock(recent_mu_);
-    if (recent_pods_.size() >= 1024) recent_pods_.pop_front();
-    recent_pods_.push_back(pod);
-  }
   const bool memo_applies = memo_current && SameBytes(memo->pod_json, args.pod_json);
 
   // Candidates: the Node objects when sent (they carry labels and allocatable), else names.
@@ -573,8 +569,8 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     }
     // Opt-in (whenAllRejected: least-loaded): rather than Pending, the least
     // loaded node rejected for load alone.
+    std::size_t best = n;
     if (least_loaded && !r.failed.empty()) {
-      std::size_t best = n;
       for (std::size_t i = 0; i < n; ++i) {
         if (result(i).status.code() != Code::kUnfit || !nodes[i]->metrics_known) continue;
         if (best == n || nodes[i]->load.gpu_memory < nodes[best]->load.gpu_memory) best = i;
@@ -590,6 +586,21 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     }
     for (const auto& [label, count] : rejected_by) metrics_->rejections.With({label}).Add(count);
     EncodeFilterResult(r, &reply.body);
+    // Where /bind may bind this pod: the nodes passed, by the hashes the index
+    // lookups computed (hashed here only when the view has no index).
+    auto& passed = ctx->passed;
+    passed.clear();
+    if (pod_status.ok()) {
+      passed.reserve(static_cast<std::size_t>(feasible));
+      for (std::size_t k = 0; k < part_count; ++k) {
+        const Part& part = ctx->parts[k];
+        for (std::size_t i = part.begin; i < part.end; ++i)
+          if (m->feasible[i])
+            passed.push_back(index ? part.hashes[i - part.begin] : NodeIndex::Hash(names[i]));
+      }
+      if (best != n) passed.push_back(NodeIndex::Hash(names[best]));
+    }
+    RememberFilter(pod, &passed);
 
     m->survivors = feasible;
     // The memo is also what /debug/nodes reads the candidates from.
@@ -613,10 +624,37 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   return finish(std::move(reply), true);
 }
 
-std::optional<PodDemand> Extender::RecentPod(const std::string& uid, const std::string& key) const {
+void Extender::RememberFilter(const PodDemand& pod, std::vector<std::uint64_t>* passed) {
+  std::vector<std::uint64_t> spare;
+  {
+    std::lock_guard<std::mutex> lock(recent_mu_);
+    while (!recent_pods_.empty() && (recent_pods_.size() >= kRecentPods ||
+                                     recent_passed_ + passed->size() > kRecentPassedNodes)) {
+      recent_passed_ -= recent_pods_.front().passed.size();
+      if (recent_pods_.front().passed.capacity() > spare.capacity())
+        spare = std::move(recent_pods_.front().passed);
+      recent_pods_.pop_front();
+    }
+    recent_passed_ += passed->size();
+    recent_pods_.push_back({pod, std::move(*passed)});
+  }
+  spare.clear();
+  *passed = std::move(spare);
+}
+
+std::optional<Extender::RecentFilter> Extender::RecentPod(const std::string& uid,
+                                                          const std::string& key,
+                                                          std::string_view node) const {
+  const std::uint64_t hash = NodeIndex::Hash(node);
   std::lock_guard<std::mutex> lock(recent_mu_);
   for (auto it = recent_pods_.rbegin(); it != recent_pods_.rend(); ++it) {
-    if (!uid.empty() && !it->uid.empty() ? it->uid == uid : it->Key() == key) return *it;
+    if (!uid.empty() && !it->pod.uid.empty() ? it->pod.uid == uid : it->pod.Key() == key) {
+      RecentFilter out;
+      out.pod = it->pod;
+      out.passed = std::find(it->passed.begin(), it->passed.end(), hash) != it->passed.end();
+      out.passed_count = it->passed.size();
+      return out;
+    }
   }
   return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -235,6 +236,63 @@ TEST_F(ServeOverPrometheus, LiveVerdictsThenBothFallbackStagesThenRecovery) {
   Child promtool({"/usr/bin/promtool", "check", "metrics"}, {}, file,
                  dir_.path() + "/promtool.out");
   EXPECT_EQ(promtool.Wait(), 0) << ReadFile(dir_.path() + "/promtool.out");
+}
+
+// A second instance on the address of a running one must not share the port
+// (SO_REUSEPORT would split requests between two sets of reservations, so one
+// GPU could be promised twice): it exits non-zero naming the address and why,
+// and the first goes on serving.
+TEST(SecondInstance, OnABusyAddressExitsSayingTheAddressIsInUse) {
+  struct Case {
+    const char* name;
+    std::function<std::vector<std::string>(int port)> argv;
+  };
+  const int dead = FreePort();  // no Prometheus: serve starts in its fallback
+  const Case cases[] = {
+      {"tidal serve",
+       [&](int port) {
+         return std::vector<std::string>{
+             TIDAL_BINARY,   "serve",
+             "--listen",     "127.0.0.1:" + std::to_string(port),
+             "--prometheus", "http://127.0.0.1:" + std::to_string(dead)};
+       }},
+      {"tidal serve, the --metrics-listen address busy",
+       [&](int port) {
+         return std::vector<std::string>{
+             TIDAL_BINARY,       "serve",
+             "--listen",         "127.0.0.1:0",
+             "--metrics-listen", "127.0.0.1:" + std::to_string(port),
+             "--prometheus",     "http://127.0.0.1:" + std::to_string(dead)};
+       }},
+      {"tidal agent",
+       [&](int port) {
+         return std::vector<std::string>{TIDAL_BINARY,   "agent",
+                                         "--listen",     "127.0.0.1:" + std::to_string(port),
+                                         "--node-name",  "n",
+                                         "--nvml-lib",   "/nonexistent/libnvidia-ml.so.1",
+                                         "--nvidia-smi", "/nonexistent/nvidia-smi"};
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    const int port = FreePort();
+    Child first(c.argv(port), {}, "", dir.path() + "/first.log");
+    httplib::Client http("127.0.0.1", port);
+    ASSERT_TRUE(Eventually([&] {
+      auto r = http.Get("/healthz");
+      return r && r->status != 0;
+    })) << ReadFile(dir.path() + "/first.log");
+    const testing::RunResult second = testing::RunProgram(c.argv(port), dir);
+    EXPECT_NE(second.exit_code, 0) << second.out;
+    EXPECT_NE(second.out.find("cannot listen on 127.0.0.1:" + std::to_string(port) +
+                              ": Address already in use"),
+              std::string::npos)
+        << second.out;
+    auto r = http.Get("/healthz");
+    EXPECT_TRUE(r) << "the first instance stopped serving";
+    first.Stop();
+  }
 }
 
 }  // namespace

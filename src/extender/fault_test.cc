@@ -14,7 +14,9 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 
 #include "testing/process.h"
@@ -370,6 +372,68 @@ TEST(ExtenderFaults, AnswersThroughEveryPrometheusFaultReportsItAndRecovers) {
         << s.Log();
     EXPECT_EQ(s.FilterAndPrioritize(), "");
   }
+}
+
+// A handler that throws (here the readiness check, which every verb calls):
+// a 500 with a body saying what happened, a log line with the path and what(),
+// and the counter, whatever was thrown and on either listener.
+TEST(ExtenderHttp, AnExceptionIsAnswered500LoggedAndCounted) {
+  FakePrometheus prom(kNodes);
+  ASSERT_TRUE(prom.Start());
+  Served s(prom);
+  ServerOptions so;
+  so.port = 0;
+  so.metrics_host = "127.0.0.1";
+  so.log = s.log;
+  Server server(*s.ext, s.metrics, s.store, s.clock, so);
+  std::function<void()> fault;
+  server.SetReadiness([&]() -> std::string {
+    fault();
+    return "";
+  });
+  ASSERT_TRUE(server.Start().ok());
+  s.refresher->RefreshOnce();  // /readyz asks the readiness check after the first fetch
+  struct Case {
+    const char* name;
+    std::function<void()> fault;
+    bool ops_listener;
+    const char* path;
+    const char* reason;
+    const char* body;
+  };
+  const Case cases[] = {
+      {"out of memory in /filter", [] { throw std::bad_alloc(); }, false, "/filter", "bad_alloc",
+       "tidal: internal error on /filter: out of memory (std::bad_alloc)\n"},
+      {"a std::exception in /prioritize", [] { throw std::runtime_error("boom"); }, false,
+       "/prioritize", "exception", "tidal: internal error on /prioritize: boom\n"},
+      {"something else in /readyz of the second listener", [] { throw 42; }, true, "/readyz",
+       "unknown", "tidal: internal error on /readyz: not a std::exception\n"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    fault = c.fault;
+    auto& counter = s.metrics.http_errors.With({c.path, c.reason});
+    const double before = counter.Get();
+    httplib::Client cli("127.0.0.1", c.ops_listener ? server.metrics_port() : server.port());
+    auto r = std::string(c.path) == "/readyz" ? cli.Get(c.path)
+                                              : cli.Post(c.path, Args(), "application/json");
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 500);
+    EXPECT_EQ(r->body, c.body);
+    EXPECT_EQ(counter.Get(), before + 1);
+    const std::string line = std::string(c.path == std::string("/readyz") ? "GET" : "POST") +
+                             " \"" + c.path + "\": answered 500: ";
+    EXPECT_NE(s.sink->Text().find(line), std::string::npos) << s.sink->Text();
+  }
+  fault = [] {};
+  httplib::Client cli("127.0.0.1", server.port());
+  auto m = cli.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(
+      m->body.find("tidal_extender_http_errors_total{path=\"/filter\",reason=\"bad_alloc\"} 1"),
+      std::string::npos)
+      << m->body;
+  server.Stop();
 }
 
 // Optional TLS (--tls-cert/--tls-key): the verbs over HTTPS with a certificate a

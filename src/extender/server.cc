@@ -1,15 +1,20 @@
 #include "tidal/extender/server.h"
 
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <map>
+#include <new>
 #include <string_view>
 #include <thread>
 
 #include "tidal/core/exposition.h"
+#include "tidal/core/text.h"
 
 namespace tidal::extender {
 
@@ -105,6 +110,7 @@ std::string Server::MetricsText() {
   AppendHistogramFamily(impl_->metrics.bind_duration, &out);
   AppendCounterFamily(impl_->metrics.bind_retries, &out);
   AppendCounterFamily(impl_->metrics.prioritize_reuse, &out);
+  AppendCounterFamily(impl_->metrics.http_errors, &out);
   const double age = view->health.last_success_ms ? (now - view->health.last_success_ms) / 1000.0
                                                   : std::numeric_limits<double>::infinity();
   AppendGauge("tidal_extender_snapshot_age_seconds",
@@ -180,12 +186,52 @@ Status MakeListener(const ServerOptions& o, int threads, std::size_t max_body,
   return Status::Fits();
 }
 
+// A handler that throws (std::bad_alloc under the memory limit, a bug) would get
+// httplib's empty 500, seen nowhere: it is answered with a short text instead,
+// logged with its path and what(), and counted. The path label is one of the
+// routes (the body is read before the route is matched: any path can throw).
+void OnException(ExtenderMetrics& metrics, spdlog::logger& log, const httplib::Request& req,
+                 httplib::Response& res, std::exception_ptr ep) {
+  res.status = 500;
+  const char* reason = "unknown";
+  std::string what = "not a std::exception";
+  try {
+    std::rethrow_exception(ep);
+  } catch (const std::bad_alloc& e) {
+    reason = "bad_alloc";
+    what = "out of memory (std::bad_alloc)";
+  } catch (const std::exception& e) {
+    reason = "exception";
+    what = e.what();
+  } catch (...) {
+  }
+  static constexpr std::string_view kRoutes[] = {
+      "/filter", "/prioritize", "/bind", "/healthz", "/readyz", "/metrics", "/debug/nodes"};
+  std::string_view path = "other";
+  for (std::string_view r : kRoutes)
+    if (req.path == r) path = r;
+  // Under memory pressure each step may throw again: the status is set already.
+  try {
+    metrics.http_errors.With({std::string(path), reason}).Add(1);
+    log.error("{} {}: answered 500: {}", req.method, QuoteInput(req.path), what);
+    res.set_content("tidal: internal error on " + std::string(path) + ": " + what + "\n",
+                    "text/plain");
+  } catch (...) {
+  }
+}
+
 // Binds host:port (0: any free port) and serves on `thread`; returns once the
 // accept loop runs (httplib 0.11 loses a stop() that comes before it).
 Status Listen(httplib::Server& s, const std::string& host, int port, std::thread* thread,
               int* bound) {
+  errno = 0;
   *bound = port == 0 ? s.bind_to_any_port(host) : (s.bind_to_port(host, port) ? port : -1);
-  if (*bound < 0) return Status::Error("cannot listen on " + host + ":" + std::to_string(port));
+  // bind(2)'s errno survives httplib's cleanup: "Address already in use" for a
+  // port another process (a second tidal serve) holds.
+  const int err = errno;
+  if (*bound < 0)
+    return Status::Error("cannot listen on " + host + ":" + std::to_string(port) +
+                         (err ? std::string(": ") + std::strerror(err) : std::string()));
   *thread = std::thread([&s] { s.listen_after_bind(); });
   for (int i = 0; i < 1000 && !s.is_running(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -199,6 +245,13 @@ Status Server::Start() {
       !st.ok())
     return st;
   httplib::Server& s = *im.http;
+  auto on_exception = [this](const httplib::Request& req, httplib::Response& res,
+                             std::exception_ptr ep) {
+    OnException(impl_->metrics,
+                impl_->options.log ? *impl_->options.log : *spdlog::default_logger_raw(), req, res,
+                ep);
+  };
+  s.set_exception_handler(on_exception);
 
   // Until the nodes and pods the API server has are in the view (device slots, the
   // GPUs bound pods hold), a decision could promise a GPU twice: the verbs answer
@@ -264,6 +317,7 @@ Status Server::Start() {
         !st.ok())
       return st;
     add_ops_routes(*im.ops);
+    im.ops->set_exception_handler(on_exception);
   }
   if (Status st = Listen(s, im.options.host, im.options.port, &im.thread, &im.port); !st.ok())
     return st;

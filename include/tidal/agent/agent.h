@@ -3,8 +3,10 @@
 // publishes an immutable exposition that scrapes read without touching hardware.
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +28,9 @@ struct AgentOptions {
   std::string node;                   // value of the `node` label on every series
   std::int64_t interval_ms = 10'000;  // between the starts of two passes
   BuildInfo build{};                  // exported as tidal_build_info unless its version is empty
+  // Where the agent says what it repaired (a label value that was not UTF-8):
+  // once per distinct label, for the first kMaxRepairsLogged. None: not said.
+  std::function<void(const std::string&)> warn{};
 };
 
 class Agent {
@@ -52,12 +57,18 @@ class Agent {
 
  private:
   void Loop();
+  // Says once per label (SerializeText's list) that its value was repaired.
+  void NoteRepairs(const std::vector<std::string>& repaired);
 
   AgentOptions options_;
   std::vector<std::unique_ptr<Collector>> collectors_;
   const MonotonicClock& clock_;
   std::mutex collect_mu_;  // held for a whole pass; guards collectors_ use and passes_
   std::uint64_t passes_ = 0;
+  // Labels whose repair was logged (guarded by collect_mu_), bounded: a name
+  // that changes every pass must not grow the agent or flood its log.
+  static constexpr std::size_t kMaxRepairsLogged = 32;
+  std::set<std::string> repairs_logged_;
 
   mutable std::mutex mu_;  // guards latest_ and stop_
   std::shared_ptr<const Exposition> latest_;

@@ -52,7 +52,10 @@ class MetricSet {
 
 // Text format 0.0.4: HELP and TYPE for every family, then its samples; families
 // without samples are left out entirely (a TYPE line alone is legal but noisy).
-std::string SerializeText(const std::vector<MetricFamily>& families);
-
+// A label value that is not UTF-8 (a disk or GPU name of arbitrary bytes) is
+// written repaired (EscapeLabelValue); each such label is appended to
+// `repaired` as `label="bytes"` (once per sample), bytes outside ASCII as \xNN.
+std::string SerializeText(const std::vector<MetricFamily>& families,
+                          std::vector<std::string>* repaired = nullptr);
 
 }  // namespace tidal::agent

@@ -5,6 +5,7 @@
 #include <spdlog/logger.h>
 
 #include <atomic>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -36,9 +37,10 @@ struct ExtenderMetrics {
   Family<AtomicDouble> stage_transitions{"tidal_extender_fallback_transitions_total",
                                          "Fallback stage changes, by the stage entered.",
                                          {"stage"}};
-  Family<AtomicDouble> binds{"tidal_extender_binds_total",
-                             "Bind requests by outcome (bound, error, unfit, unknown_pod).",
-                             {"outcome"}};
+  Family<AtomicDouble> binds{
+      "tidal_extender_binds_total",
+      "Bind requests by outcome (bound, error, unfit, unknown_pod, not_offered).",
+      {"outcome"}};
   Family<Histogram> bind_duration{
       "tidal_extender_bind_duration_seconds",
       "Time per /bind request by outcome, the API server's answer included.",
@@ -47,6 +49,11 @@ struct ExtenderMetrics {
       "tidal_extender_bind_retries_total",
       "API calls of /bind retried, by what caused the retry (409, 429, 5xx, transport).",
       {"cause"}};
+  Family<AtomicDouble> http_errors{
+      "tidal_extender_http_errors_total",
+      "Requests answered 500 because handling them threw, by path and by what was thrown "
+      "(bad_alloc, exception, unknown).",
+      {"path", "reason"}};
   Family<AtomicDouble> prioritize_reuse{
       "tidal_extender_prioritize_reuse_total",
       "Prioritize requests by what they reused of the filter for the same pod: its answer, "
@@ -103,9 +110,22 @@ class Extender {
   // name (0 before any): series of nodes the scheduler does not know.
   std::size_t NodesNotRequested(const ClusterView& view) const;
 
-  // For /bind. The pod as a recent filter request described it (by UID, else
-  // namespace/name); kube-scheduler binds a pod it has just filtered.
-  std::optional<PodDemand> RecentPod(const std::string& uid, const std::string& key) const;
+  // For /bind. The pod as its last filter request described it (by UID, else
+  // namespace/name; kube-scheduler binds a pod it has just filtered), and
+  // whether `node` passed that filter: the one place a bind may go.
+  struct RecentFilter {
+    PodDemand pod;
+    bool passed = false;           // `node` passed
+    std::size_t passed_count = 0;  // nodes that passed
+  };
+  std::optional<RecentFilter> RecentPod(const std::string& uid, const std::string& key,
+                                        std::string_view node) const;
+  // Bounds of what is kept for /bind: the last filters of this many pods, and at
+  // most this many passing nodes over all of them (8 bytes each: 8 MiB). Past
+  // either the oldest are dropped; one filter's nodes are kept whole even beyond
+  // the second (its request held them all at once).
+  static constexpr std::size_t kRecentPods = 1024;
+  static constexpr std::size_t kRecentPassedNodes = std::size_t{1} << 20;
   // The placement the current stage's policy makes for `pod` on one node of the
   // current view, reservations included: the GPUs, and the memory and NVLink use
   // to reserve. Unfit when the node no longer takes the pod.
@@ -192,8 +212,18 @@ class Extender {
   // candidates are what /debug/nodes reports on.
   mutable std::mutex memo_mu_;
   std::shared_ptr<const FilterMemo> memo_;
+  // A filter's pod and the NodeIndex::Hash of each node that passed, in request
+  // order: a bind scans them once; sorting them would cost the filter's path more.
+  struct Remembered {
+    PodDemand pod;
+    std::vector<std::uint64_t> passed;
+  };
+  // Keeps `pod` with `passed` (moved from; it gets back the storage of an entry
+  // dropped, so that a warm request context does not allocate for it).
+  void RememberFilter(const PodDemand& pod, std::vector<std::uint64_t>* passed);
   mutable std::mutex recent_mu_;
-  std::deque<PodDemand> recent_pods_;  // newest last, bounded
+  std::deque<Remembered> recent_pods_;  // newest last, bounded (kRecentPods, kRecentPassedNodes)
+  std::size_t recent_passed_ = 0;       // passing nodes over recent_pods_
 };
 
 }  // namespace tidal::extender

@@ -5,6 +5,8 @@
 // bounded thread pool, limits on the body size. An optional second listener
 // serves only /healthz, /readyz and /metrics, so that the verbs can stay on
 // loopback while the kubelet's probes and Prometheus reach the pod's address.
+#include <spdlog/logger.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -28,6 +30,8 @@ struct ServerOptions {
   int metrics_port = 0;                       // 0: any free port
   int metrics_threads = 2;                    // probes and scrapes: a few small GETs at a time
   std::size_t metrics_max_body_bytes = 1024;  // it serves GETs only
+  // Where a request that threw is logged (null: spdlog's default logger).
+  std::shared_ptr<spdlog::logger> log{};
 };
 
 class Server {
