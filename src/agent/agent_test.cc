@@ -7,6 +7,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <new>
+#include <stdexcept>
 #include <thread>
 
 #include "agent/agent_test_util.h"
@@ -352,6 +355,61 @@ TEST(MetricsServer, ServesTheLatestPassAndHealth) {
   EXPECT_EQ(b.a->calls, calls) << "a scrape must not run collectors";
   EXPECT_EQ(cli.Get("/healthz")->status, 200);
   EXPECT_EQ(cli.Get("/nope")->status, 404);
+  server.Stop();
+}
+
+// A handler that throws: a 500 with a body saying what happened, a line through
+// the agent's warn, and ai_agent_http_errors_total on the next scrape.
+TEST(MetricsServer, AnExceptionIsAnswered500LoggedAndCounted) {
+  ManualMonotonicClock clock;
+  std::vector<std::string> warned;
+  std::vector<std::unique_ptr<Collector>> cs;
+  cs.push_back(std::make_unique<FakeCollector>("alpha", &clock));
+  AgentOptions o{"node-1", 10'000};
+  o.warn = [&](const std::string& what) { warned.push_back(what); };
+  Agent a(std::move(o), std::move(cs), clock);
+  a.CollectOnce();
+  MetricsServer server(a);
+  std::function<void()> fault;
+  server.SetHandlerHookForTest([&] { fault(); });
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  httplib::Client cli("127.0.0.1", server.port());
+  struct Case {
+    const char* name;
+    std::function<void()> fault;
+    const char* path;
+    const char* body;
+    const char* warning;
+  };
+  const Case cases[] = {
+      {"out of memory in /metrics", [] { throw std::bad_alloc(); }, "/metrics",
+       "tidal agent: internal error on /metrics: out of memory (std::bad_alloc)\n",
+       "GET /metrics: answered 500: out of memory (std::bad_alloc)"},
+      {"a std::exception in /healthz", [] { throw std::runtime_error("boom"); }, "/healthz",
+       "tidal agent: internal error on /healthz: boom\n", "GET /healthz: answered 500: boom"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    fault = c.fault;
+    auto r = cli.Get(c.path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 500);
+    EXPECT_EQ(r->body, c.body);
+    ASSERT_FALSE(warned.empty());
+    EXPECT_EQ(warned.back(), c.warning);
+  }
+  fault = [] {};
+  auto m = cli.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(testing::CheckExposition(m->body), "") << m->body;
+  EXPECT_NE(m->body.find("ai_agent_http_errors_total{node=\"node-1\",path=\"/metrics\","
+                         "reason=\"bad_alloc\"} 1\n"),
+            std::string::npos)
+      << m->body;
+  EXPECT_NE(m->body.find("ai_agent_http_errors_total{node=\"node-1\",path=\"/healthz\","
+                         "reason=\"exception\"} 1\n"),
+            std::string::npos)
+      << m->body;
   server.Stop();
 }
 

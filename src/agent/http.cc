@@ -8,6 +8,9 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <new>
 #include <sstream>
 #include <thread>
 
@@ -21,8 +24,59 @@ struct MetricsServer::Impl {
   httplib::Server server;
   std::thread thread;
   int port = 0;
+  std::function<void()> hook;
+  std::mutex errors_mu;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> errors;  // by path, reason
   Impl(const Agent& a, ServerLimits l) : agent(a), limits(l) {}
+
+  // A handler that threw (std::bad_alloc under the pod's memory limit, a bug):
+  // httplib would answer an empty 500 seen nowhere.
+  void OnException(const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    res.status = 500;
+    const char* reason = "unknown";
+    std::string what = "not a std::exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::bad_alloc&) {
+      reason = "bad_alloc";
+      what = "out of memory (std::bad_alloc)";
+    } catch (const std::exception& e) {
+      reason = "exception";
+      what = e.what();
+    } catch (...) {
+    }
+    // A fixed label set: the path is read from the client.
+    const std::string path = req.path == "/metrics" || req.path == "/healthz" ? req.path : "other";
+    try {  // under memory pressure each step may throw again; the status is set
+      {
+        std::lock_guard lock(errors_mu);
+        ++errors[{path, reason}];
+      }
+      if (agent.options().warn)
+        agent.options().warn(req.method + " " + path + ": answered 500: " + what);
+      res.set_content("tidal agent: internal error on " + path + ": " + what + "\n", "text/plain");
+    } catch (...) {
+    }
+  }
+  // The counter's family, when a request has failed (none before).
+  std::string ErrorsText() {
+    std::lock_guard lock(errors_mu);
+    if (errors.empty()) return "";
+    std::string out =
+        "# HELP ai_agent_http_errors_total Requests answered 500 because handling them threw, by "
+        "path and what was thrown (bad_alloc, exception, unknown).\n"
+        "# TYPE ai_agent_http_errors_total counter\n";
+    for (const auto& [key, n] : errors)
+      out += "ai_agent_http_errors_total{node=\"" + EscapeLabelValue(agent.options().node) +
+             "\",path=\"" + key.first + "\",reason=\"" + key.second + "\"} " + std::to_string(n) +
+             "\n";
+    return out;
+  }
 };
+
+void MetricsServer::SetHandlerHookForTest(std::function<void()> hook) {
+  impl_->hook = std::move(hook);
+}
 
 MetricsServer::MetricsServer(const Agent& agent, ServerLimits limits)
     : impl_(std::make_unique<Impl>(agent, limits)) {}
@@ -66,7 +120,13 @@ Status MetricsServer::Start(const std::string& host, int port) {
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  s.Get("/metrics", [&agent](const httplib::Request&, httplib::Response& res) {
+  Impl& im = *impl_;
+  s.set_exception_handler(
+      [&im](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        im.OnException(req, res, std::move(ep));
+      });
+  s.Get("/metrics", [&agent, &im](const httplib::Request&, httplib::Response& res) {
+    if (im.hook) im.hook();
     // The last immutable pass: a scrape never touches the hardware.
     const auto e = agent.Latest();
     if (!e) {
@@ -74,9 +134,10 @@ Status MetricsServer::Start(const std::string& host, int port) {
       res.set_content("no collection has finished yet\n", "text/plain");
       return;
     }
-    res.set_content(e->text, "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(e->text + im.ErrorsText(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  s.Get("/healthz", [&agent](const httplib::Request&, httplib::Response& res) {
+  s.Get("/healthz", [&agent, &im](const httplib::Request&, httplib::Response& res) {
+    if (im.hook) im.hook();
     const bool ok = agent.Healthy();
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ok\n" : "no recent collection\n", "text/plain");

@@ -34,6 +34,11 @@ class MetricsServer {
   Status Start(const std::string& host, int port);
   void Stop();
   int port() const;
+  // Tests: called at the start of every handler (before Start), so that a test
+  // can make one throw. A handler that throws is answered 500 with a body saying
+  // what happened, said through the agent's `warn`, and counted in
+  // ai_agent_http_errors_total{path,reason} on /metrics.
+  void SetHandlerHookForTest(std::function<void()> hook);
 
  private:
   struct Impl;
