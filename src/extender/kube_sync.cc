@@ -90,14 +90,21 @@ void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
   if (cur.active && cur.gpus > 0 && (cur.node != next.node || !next.active)) PutNode(cur.node);
   cur = next;
   Count(cur, +1);
-  if (cur.active) PutNode(cur.node);
-  if (inflight_) {
-    if (!cur.active && (!pod.node_name.empty() || pod.deleting)) {
-      inflight_->Remove(key);  // finished, failed or being deleted
-    } else if (cur.active) {
-      // From this catalog on, the node's counts include the pod.
-      inflight_->MarkRequestedCounted(key, catalog_.generation());
-    }
+  if (!cur.active) {
+    // Finished, failed or being deleted.
+    if (inflight_ && (!pod.node_name.empty() || pod.deleting)) inflight_->Remove(key);
+    return;
+  }
+  // From this catalog on, the node's counts include the pod. Marked under the
+  // catalog's lock: a view built from a copy that counts the pod must also see
+  // the mark, or it would take the pod's device slot twice, until the next change.
+  const auto counted = [&](std::uint64_t generation) {
+    if (inflight_) inflight_->MarkRequestedCounted(key, generation);
+  };
+  if (node_infos_.count(cur.node)) {
+    catalog_.Put(cur.node, InfoFor(cur.node), counted);
+  } else {
+    counted(catalog_.generation());
   }
 }
 

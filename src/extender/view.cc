@@ -143,12 +143,15 @@ void BuildNodes(const MetricsSnapshot* snapshot,
   }
 }
 
-void NodeCatalog::Put(const std::string& name, NodeInfo info) {
+void NodeCatalog::Put(const std::string& name, NodeInfo info,
+                      const std::function<void(std::uint64_t)>& then) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = infos_[name];
-  if (slot == info) return;
-  slot = std::move(info);
-  generation_.fetch_add(1);
+  if (!(slot == info)) {
+    slot = std::move(info);
+    generation_.fetch_add(1);
+  }
+  if (then) then(generation_.load());
 }
 
 void NodeCatalog::Remove(const std::string& name) {

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace tidal::extender {
 namespace {
@@ -140,6 +143,36 @@ TEST(ViewStore, AReplacedViewIsFreedByTheNextPublishNotByItsLastReader) {
   EXPECT_EQ(store.Load()->generation, 2u);
   store.Publish(std::make_shared<ClusterView>());
   EXPECT_TRUE(watch_first.expired()) << "kept after the next publish";
+}
+
+// The pod watch marks a pod counted at the generation whose catalog counts it.
+// A view built from a copy in between would count the pod's device slot twice
+// (the catalog's and the reservation's) until the next change: the put and its
+// follow-up are one step for Copy.
+TEST(NodeCatalog, ACopySeesAPutAndItsFollowUpTogetherOrNeither) {
+  NodeCatalog catalog;
+  NodeInfo info;
+  info.allocatable_gpus = 8;
+  std::atomic<bool> copied{false};
+  std::uint64_t marked_at = 0;
+  std::thread copier;
+  catalog.Put("n1", info, [&](std::uint64_t generation) {
+    marked_at = generation;
+    copier = std::thread([&] {
+      (void)catalog.Copy();
+      copied = true;
+    });
+    // Time for a copier that is not held back to get through.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(copied.load()) << "a Copy ran between the put and its follow-up";
+  });
+  copier.join();
+  EXPECT_TRUE(copied.load());
+  EXPECT_EQ(marked_at, catalog.generation());
+  // An unchanged put keeps the generation, and still reports it.
+  std::uint64_t again = 0;
+  catalog.Put("n1", info, [&](std::uint64_t generation) { again = generation; });
+  EXPECT_EQ(again, marked_at);
 }
 
 }  // namespace

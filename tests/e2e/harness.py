@@ -46,12 +46,14 @@ class Gpu:
 
 @dataclass
 class FakeNode:
-    """A node as the API and its agent see it. One device slot per GPU: the node
-    advertises nvidia.com/gpu equal to its number of GPUs."""
+    """A node as the API and its agent see it. The node advertises nvidia.com/gpu
+    equal to its number of GPUs times slots_per_gpu (the device plugin's replicas;
+    one without time-slicing)."""
     name: str
     gpus: list
     labels: dict = field(default_factory=dict)
     model: str = "NVIDIA A10"
+    slots_per_gpu: int = 1
 
     def stub_script(self):
         lines = [f"count {len(self.gpus)}"]
@@ -221,7 +223,8 @@ class Cluster:
                   "nvidia.com/gpu.present": "true", **node.labels}
         self.api.post("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
                                         "metadata": {"name": node.name, "labels": labels}})
-        resources = {GPU_RESOURCE: str(len(node.gpus)), "cpu": "32", "memory": "256Gi",
+        resources = {GPU_RESOURCE: str(len(node.gpus) * node.slots_per_gpu), "cpu": "32",
+                     "memory": "256Gi",
                      "pods": "110"}
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         ready = {"type": "Ready", "status": "True", "reason": "KubeletReady",

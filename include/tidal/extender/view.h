@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -201,7 +202,10 @@ class ViewStore {
 // API server), read by the refresher when it builds a view.
 class NodeCatalog {
  public:
-  void Put(const std::string& name, NodeInfo info);
+  // `then` (if given) is called with the generation that holds `info`, under the
+  // catalog's lock: a Copy sees the put and what `then` did, or neither.
+  void Put(const std::string& name, NodeInfo info,
+           const std::function<void(std::uint64_t)>& then = nullptr);
   void Remove(const std::string& name);
   // The whole set (after a list of the API server's nodes).
   void Replace(std::unordered_map<std::string, NodeInfo> infos);

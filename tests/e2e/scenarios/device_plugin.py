@@ -38,7 +38,22 @@ WAIT_S = 30
 
 
 def nodes():
-    return [a10_node(NODE, USAGE), a10_node(OTHER, (0.10, 0.12, 0.08, 0.14))]
+    # NODE advertises its GPUs × the plugin's replicas from the start, as its kubelet
+    # would once the plugin registered: Tidal's view holds the device slots before
+    # the first pod. (Patched only after registration, a pod filtered before Tidal's
+    # node watch delivered the patch was judged on one slot per GPU and, rejected
+    # on a node kube-scheduler already saw change, waited a minute for its retry.)
+    node = a10_node(NODE, USAGE)
+    node.slots_per_gpu = deploy_replicas()
+    return [node, a10_node(OTHER, (0.10, 0.12, 0.08, 0.14))]
+
+
+def deploy_replicas():
+    """--replicas of deploy/device-plugin's DaemonSet."""
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+    ds = load_yaml(os.path.join(source, "deploy", "device-plugin", "daemonset.yaml"))
+    (container,) = ds["spec"]["template"]["spec"]["containers"]
+    return replicas_in(container["args"])
 
 
 def uuids_of(node):
