@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -39,6 +40,7 @@ struct SimulateOptions {
   std::string seeds = "42";
   double fgd_popularity = 95;
   std::string tie_break = "name";
+  double cpu_only_pct = -1;  // < 0: the list as it is
   // --experiment philly
   std::string jobs, vcs;
   // --experiment prediction
@@ -149,6 +151,7 @@ void RunFgdInflation(const SimulateOptions& o) {
   const auto seeds = ParseSeeds(o.seeds);
   auto nodes = sim::traces::LoadOpenbNodes(sim::traces::Csv::ReadFile(o.nodes));
   auto pods = sim::traces::LoadOpenbPods(sim::traces::Csv::ReadFile(o.pods));
+  if (o.cpu_only_pct >= 0) pods = sim::WithCpuOnlyShare(std::move(pods), o.cpu_only_pct);
   std::vector<std::string> policies = o.policies_set ? Split(o.policies) : sim::FgdPolicyNames();
   if (policies.empty()) throw InputError{"--policies: expected a comma-separated list"};
   // The paper's figures sit beside the pod lists (openb/fgd_expected/) unless given.
@@ -174,6 +177,8 @@ void RunFgdInflation(const SimulateOptions& o) {
   const sim::FgdExperiment experiment(std::move(nodes), std::move(pods), options);
   sim::FgdReport report;
   report.workload = Stem(o.pods);
+  if (o.cpu_only_pct >= 0)
+    report.workload += fmt::format("+cpu{:03d}", std::lround(o.cpu_only_pct * 10));
   report.capacity_milli = experiment.capacity_milli();
   report.seeds = seeds;
   std::uint64_t pods_placed = 0, evaluations = 0;
@@ -302,6 +307,7 @@ constexpr FlagScope kFlagScopes[] = {
     {"--expected", kFgd, ""},
     {"--fgd-popularity", kFgd, ""},
     {"--tie-break", kFgd, ""},
+    {"--cpu-only-pct", kFgd, ""},
     {"--jobs", kPhilly, ""},
     {"--vcs", kPhilly, ""},
     {"--genai", kPrediction, ""},
@@ -418,13 +424,17 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--vcs", o->vcs, "philly: the VC sizes (default: philly_vc.csv beside --jobs)");
   cmd->add_option("--tie-break", o->tie_break,
                   "fgd-inflation: equal scores go to the smallest node name (name, as the FGD "
-                  "authors' scheduler) or a random one (random, stock kube-scheduler)");
+                  "authors' scheduler, after their simulator prefixed the names with a seeded "
+                  "permutation) or a random one (random, stock kube-scheduler)");
   cmd->add_option("--nodes", o->nodes, "fgd-inflation: openb node list (CSV)");
   cmd->add_option("--pods", o->pods, "fgd-inflation: openb pod list (CSV, any variant)");
   cmd->add_option("--fgd-popularity", o->fgd_popularity,
                   "fgd-inflation: FGD's target workload is the task types covering this % of pods "
                   "(default 95, as the FGD authors' simulator)");
   cmd->add_option("--seeds", o->seeds, "fgd-inflation: seeds, e.g. 42-51 (default 42)");
+  cmd->add_option("--cpu-only-pct", o->cpu_only_pct,
+                  "fgd-inflation: make CPU-only pods this % of the list (the FGD paper's Fig. 14 "
+                  "variants, e.g. 20: clones of the list's CPU-only pods added, or some removed)");
   cmd->add_option("--expected", o->expected,
                   "fgd-inflation: the paper's fgd_summary.csv (default: fgd_expected/ beside "
                   "--pods, if present)");

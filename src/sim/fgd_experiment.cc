@@ -112,12 +112,58 @@ void Discretise(const std::vector<Record>& records, std::int64_t capacity, FgdSe
 
 }  // namespace
 
+std::vector<traces::OpenbPod> WithCpuOnlyShare(std::vector<traces::OpenbPod> pods,
+                                               double cpu_only_pct, std::uint64_t seed) {
+  if (!(cpu_only_pct >= 0 && cpu_only_pct < 100))
+    throw InputError{"CPU-only share: expected a percentage in [0, 100)"};
+  std::vector<std::size_t> cpu_only;
+  for (std::size_t i = 0; i < pods.size(); ++i)
+    if (pods[i].gpus == 0) cpu_only.push_back(i);
+  const double gpu_pods = static_cast<double>(pods.size() - cpu_only.size());
+  const double p = cpu_only_pct / 100.0;
+  const auto want = static_cast<std::size_t>(std::llround(p * gpu_pods / (1.0 - p)));
+  Random rng(seed);
+  if (want > cpu_only.size()) {
+    if (cpu_only.empty())
+      throw InputError{"CPU-only share: the pod list has no CPU-only pod to draw from"};
+    const std::size_t have = cpu_only.size();
+    for (std::size_t k = 1; have + k - 1 < want; ++k) {
+      traces::OpenbPod clone = pods[cpu_only[rng.Below(have)]];
+      clone.name += "-cpu" + std::to_string(k);
+      pods.push_back(std::move(clone));
+    }
+  } else if (want < cpu_only.size()) {
+    std::vector<char> drop(pods.size(), 0);
+    for (std::size_t left = cpu_only.size(); left > want; --left) {
+      const std::size_t at = rng.Below(left);
+      drop[cpu_only[at]] = 1;
+      cpu_only[at] = cpu_only[left - 1];
+    }
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < pods.size(); ++i)
+      if (!drop[i]) pods[kept++] = std::move(pods[i]);
+    pods.resize(kept);
+  }
+  return pods;
+}
+
+struct FgdExperiment::Impl {
+  std::vector<FgdTask> tasks;  // FGD's target workload, from the listed pods
+};
+
 FgdExperiment::FgdExperiment(std::vector<traces::OpenbNode> nodes,
                              std::vector<traces::OpenbPod> pods, FgdOptions options)
     : nodes_(std::move(nodes)), pods_(std::move(pods)), options_(options) {
   for (const auto& n : nodes_) capacity_milli_ += std::int64_t{n.gpus} * kMilliPerGpu;
   if (capacity_milli_ == 0) throw InputError{"fgd-inflation: the node list has no GPUs"};
   if (pods_.empty()) throw InputError{"fgd-inflation: the pod list is empty"};
+  std::vector<PodDemand> listed;
+  listed.reserve(pods_.size());
+  for (std::size_t i = 0; i < pods_.size(); ++i)
+    listed.push_back(ToDemand(pods_[i], pods_[i].name, static_cast<int>(i)));
+  auto impl = std::make_unique<Impl>();
+  impl->tasks = TypicalTasks(listed, options_.popularity_pct);
+  impl_ = std::move(impl);
 }
 
 FgdExperiment::~FgdExperiment() = default;
@@ -160,7 +206,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     demands.push_back(
         ToDemand(p, c == 0 ? p.name : p.name + "-clone" + std::to_string(c), static_cast<int>(k)));
   }
-  const std::vector<FgdTask> tasks = TypicalTasks(demands, options_.popularity_pct);
+  const std::vector<FgdTask>& tasks = impl_->tasks;
   const std::unique_ptr<Runner> runner =
       MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", tasks, seed);
 
@@ -210,6 +256,16 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   std::iota(by_name.begin(), by_name.end(), std::size_t{0});
   std::stable_sort(by_name.begin(), by_name.end(),
                    [&](std::size_t a, std::size_t b) { return views[a].name < views[b].name; });
+  if (options_.permute_node_names) {
+    // The authors' renaming: the k-th node in name order becomes "%04d-<name>"
+    // with the k-th number of a seeded permutation, so name order is that order.
+    std::vector<std::size_t> prefix(by_name.size());
+    std::iota(prefix.begin(), prefix.end(), std::size_t{0});
+    for (std::size_t i = prefix.size(); i > 1; --i) std::swap(prefix[i - 1], prefix[rng.Below(i)]);
+    std::vector<std::size_t> renamed(by_name.size());
+    for (std::size_t k = 0; k < by_name.size(); ++k) renamed[prefix[k]] = by_name[k];
+    by_name = std::move(renamed);
+  }
   Evaluation eval;
   std::vector<const NodeState*> dirty;
   std::vector<std::size_t> dirty_index;

@@ -89,6 +89,7 @@ TEST(FgdExperiment, TiesGoToTheSmallestNameOrAtRandom) {
   FgdOptions o;
   o.shuffle = false;
   o.inflate = false;
+  o.permute_node_names = false;
   for (const auto& policy : FgdPolicyNames()) {
     if (policy == "random") continue;  // its scores are random, so it has no ties
     SCOPED_TRACE(policy);
@@ -102,6 +103,86 @@ TEST(FgdExperiment, TiesGoToTheSmallestNameOrAtRandom) {
   for (std::uint64_t seed = 1; seed <= 40; ++seed)
     seen.insert(random.Run("best-fit", seed).placement[0]);
   EXPECT_EQ(seen, (std::set<std::string>{"n1", "n10", "n2"}));
+}
+
+// The authors' simulator prefixes the node names with a seeded permutation before
+// placing anything, so its smallest-name ties follow a seeded node order, the same
+// for every policy and pod of a run. CPU-only pods tie on every node under
+// gpu-clustering and gpu-packing (0 everywhere): they fill the first node of that
+// order (8000 m: two pods of 3000 m) and then the next.
+TEST(FgdExperiment, TiesFollowASeededNodeOrderFixedForTheRun) {
+  const auto nodes = Nodes(
+      "sn,cpu_milli,memory_mib,gpu,model\n"
+      "n1,8000,65536,2,T4\n"
+      "n2,8000,65536,2,T4\n"
+      "n3,8000,65536,2,T4\n");
+  const auto pods = Pods("c1,3000,1024,0,0,\nc2,3000,1024,0,0,\nc3,3000,1024,0,0,\n");
+  FgdOptions o;
+  o.shuffle = false;
+  o.inflate = false;
+  const FgdExperiment e(nodes, pods, o);
+  std::set<std::string> first;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE(seed);
+    const auto p = e.Run("gpu-packing", seed).placement;
+    ASSERT_EQ(p.size(), 3u);
+    EXPECT_EQ(p[0], p[1]);
+    EXPECT_NE(p[1], p[2]);
+    EXPECT_EQ(e.Run("gpu-clustering", seed).placement, p);
+    EXPECT_EQ(e.Run("fgd", seed).placement, p);  // no free share changes: 50 everywhere
+    first.insert(p[0]);
+  }
+  EXPECT_EQ(first, (std::set<std::string>{"n1", "n2", "n3"}));
+}
+
+// FGD's target workload comes from the listed pods, not from the seed's inflated
+// sample, so it is the same for every seed. One node of one GPU, 64 cores; the
+// list is a CPU-only pod c and a GPU pod g (500 milli-GPU): two task types of
+// weight ½. Inflation to 1300 milli-GPU appends one clone of g and a random number
+// of clones of c, so a sample's weights would differ from seed to seed. Where c
+// comes first, the first record (arrived 0 %) has the whole idle GPU, 1000, as a
+// fragment for c and none for g: F = ½ · 1000, 50 % of capacity, on every seed.
+TEST(FgdExperiment, TargetWorkloadIsTheListNotTheSample) {
+  FgdOptions o;
+  o.popularity_pct = 100;
+  const FgdExperiment e(Nodes("sn,cpu_milli,memory_mib,gpu,model\nA,64000,65536,1,T4\n"),
+                        Pods("c,1000,1024,0,0,\ng,1000,1024,1,500,\n"), o);
+  int c_first = 0;
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    SCOPED_TRACE(seed);
+    const FgdSeedRun r = e.Run("fgd", seed);
+    if (std::isnan(r.frag_pct[0])) continue;  // g came first
+    ++c_first;
+    EXPECT_DOUBLE_EQ(r.frag_pct[0], 50.0);
+  }
+  EXPECT_GT(c_first, 0);
+}
+
+TEST(FgdExperiment, CpuOnlyShareAddsOrRemovesCpuOnlyPods) {
+  const auto pods = Pods(
+      "g1,1000,1024,1,500,\ng2,1000,1024,1,1000,\ng3,1000,1024,2,1000,\ng4,1000,1024,1,300,\n"
+      "c1,2000,1024,0,0,\nc2,3000,1024,0,0,\n");
+  auto count = [](const std::vector<traces::OpenbPod>& ps) {
+    int n = 0;
+    for (const auto& p : ps) n += p.gpus == 0;
+    return n;
+  };
+  // 4 GPU pods: 20 % is round(0.2 · 4 / 0.8) = 1 CPU-only pod, 50 % is 4, 0 % none.
+  const auto fewer = WithCpuOnlyShare(pods, 20);
+  EXPECT_EQ(fewer.size(), 5u);
+  EXPECT_EQ(count(fewer), 1);
+  const auto more = WithCpuOnlyShare(pods, 50);
+  ASSERT_EQ(more.size(), 8u);
+  EXPECT_EQ(count(more), 4);
+  EXPECT_EQ(more[6].name.substr(2), "-cpu1");  // clones of c1 or c2, appended
+  EXPECT_EQ(more[7].name.substr(2), "-cpu2");
+  EXPECT_EQ(more[6].gpus, 0);
+  EXPECT_EQ(count(WithCpuOnlyShare(pods, 0)), 0);
+  // The GPU pods stay, in order; one seed is one list.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(more[i].name, pods[i].name);
+  EXPECT_EQ(WithCpuOnlyShare(pods, 50, 7)[6].name, WithCpuOnlyShare(pods, 50, 7)[6].name);
+  EXPECT_THROW(WithCpuOnlyShare(pods, 100), InputError);
+  EXPECT_THROW(WithCpuOnlyShare(Pods("g,1,1,1,500,\n"), 50), InputError);  // none to draw
 }
 
 TEST(FgdExperiment, InflatesToTheTuneRatio) {

@@ -6,6 +6,7 @@
 // a pod that does not fit, and record after every pod the arrived and allocated
 // GPU share and the cluster's fragmentation (FGD's measure).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,17 @@ std::string FgdPaperName(const std::string& policy);
 // (docs/traces.md); stock kube-scheduler picks one uniformly at random.
 enum class FgdTieBreak { kLowestName, kRandom };
 
+// The FGD paper's Fig. 14 variants ("non-GPU tasks"): the GPU pods of `pods` and
+// CPU-only pods making `cpu_only_pct` % of the list, round(p·G / (1 − p)) of them
+// for G GPU pods. Missing ones are clones of the list's CPU-only pods drawn
+// uniformly with replacement ("<name>-cpu<k>", appended); surplus ones are removed
+// at random. Seeded, so one (list, pct, seed) is one list. The authors' cpu200
+// list is of this kind (the default list's 7064 GPU pods and 1768 CPU-only ones).
+// Throws InputError when pct is outside [0, 100) or CPU-only pods are needed
+// and the list has none.
+std::vector<traces::OpenbPod> WithCpuOnlyShare(std::vector<traces::OpenbPod> pods,
+                                               double cpu_only_pct, std::uint64_t seed = 0);
+
 struct FgdOptions {
   double tune_ratio = 1.3;  // inflate to this multiple of the cluster's GPUs
   // FGD's target workload: the most popular task types covering this share of the
@@ -36,6 +48,11 @@ struct FgdOptions {
   bool inflate = true;         // off: the list as it is (tests)
   bool cache_by_shape = true;  // re-score only nodes changed since a same-shaped pod
   FgdTieBreak tie_break = FgdTieBreak::kLowestName;
+  // The authors' simulator renames every node "%04d-<name>" before placing
+  // anything, the numbers a permutation drawn with the seed after the shuffle and
+  // inflation (syncClusterResourceList), so its "smallest name" is a seeded random
+  // node order, fixed for the run. Off: the trace's names (tests).
+  bool permute_node_names = true;
 };
 
 struct FgdSeedRun {
@@ -65,7 +82,10 @@ struct FgdReport {
   std::vector<FgdPolicyResult> policies;
 };
 
-// The prepared inputs of one experiment: nodes, pods, the typical tasks.
+// The prepared inputs of one experiment: nodes, pods, the typical tasks. FGD's
+// target workload is built from the pod list as given, before the seed's shuffle
+// and inflation (the authors' SetTypicalPods runs on the listed pods), so it is
+// the same for every seed.
 class FgdExperiment {
  public:
   // Throws InputError on an unknown policy name or a cluster without GPUs.
@@ -81,6 +101,7 @@ class FgdExperiment {
   std::vector<traces::OpenbPod> pods_;
   FgdOptions options_;
   std::int64_t capacity_milli_ = 0;
+  std::unique_ptr<const Impl> impl_;  // the typical tasks
 };
 
 // Deterministic text: fixed decimals, keys in a fixed order (golden-file tested).

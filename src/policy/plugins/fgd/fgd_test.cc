@@ -75,6 +75,38 @@ TEST(Fgd, ChoosesTheGpuThatGrowsFragmentationLeast) {
   }
 }
 
+// A CPU-only pod takes no GPU, but the CPU it takes can shut GPU task types out
+// of a node's free GPUs: FGD then counts them as fragments.
+TEST(Fgd, ACpuOnlyPodScoresByTheGpuTasksItsCpuShutsOut) {
+  FgdArgs args;
+  args.tasks = Tasks();
+  const Fgd plugin(args);
+  const PodDemand pod = PodBuilder().Requests(5000, kGi).Build();  // no GPU
+  const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+  struct Case {
+    const char* name;
+    std::vector<int> free;
+    std::int64_t cpu;
+    double want;
+  };
+  const Case cases[] = {
+      // F before 800 (above). 3000 m left: A and B (4000 m each) no longer fit, so
+      // all 1800 idle is a fragment to every type: Δ −1000, trunc(100·σ(−1)) = 26.
+      {"CPU becomes short", {1000, 500, 0, 300}, 8000, 26},
+      // 59000 m left: F stays 800, Δ 0: 50.
+      {"CPU to spare", {1000, 500, 0, 300}, 64000, 50},
+      // No free GPU share: F is 0 before and after: 50.
+      {"no GPU free", {0, 0}, 8000, 50},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const NodeState node = NodeBuilder("n").MilliFree(tc.free).Resources(tc.cpu, 64 * kGi).Build();
+    NodeScratch scratch;
+    ASSERT_TRUE(plugin.FilterOne(cycle, node, scratch).ok());
+    EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, scratch), tc.want);
+  }
+}
+
 TEST(Fgd, RejectsWhenNoGpuFits) {
   FgdArgs args;
   args.tasks = Tasks();
