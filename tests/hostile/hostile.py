@@ -420,17 +420,20 @@ class HostilePool:
     """Idle keep-alive connections (one request answered, then silent) and slowloris
     connections (one header byte a second) to a port, kept by a background thread.
 
-    With replace=True a connection the server closes is opened again (an attacker
-    reconnects: the benchmark keeps the pressure on); without, the closing times
-    are recorded (the tests judge them)."""
+    With replace=True a connection the server closes is opened again a second later
+    (an attacker reconnects, at a bounded rate: the benchmark keeps the pressure on);
+    without, the closing times are recorded (the tests judge them)."""
 
-    def __init__(self, port, idle=0, slowloris=0, replace=False, byte_interval_s=1.0):
+    def __init__(self, port, idle=0, slowloris=0, replace=False, byte_interval_s=1.0,
+                 reopen_after_s=1.0):
         self.port = port
         self.want = {"idle": idle, "slowloris": slowloris}
         self.replace = replace
         self.interval = byte_interval_s
         self.conns = []
         self.replaced = {"idle": 0, "slowloris": 0}
+        self.reopen_after = reopen_after_s
+        self.to_reopen = []  # (when, kind)
         self.connect_errors = []
         self.sel = selectors.DefaultSelector()
         self.lock = threading.Lock()
@@ -485,9 +488,16 @@ class HostilePool:
             pass
         c.sock.close()
         if self.replace and not self.stop_flag.is_set():
-            self.replaced[c.kind] += 1
-            n = self._open(c.kind)
-            if n is not None and c.kind == "idle":
+            self.to_reopen.append((c.closed + self.reopen_after, c.kind))
+
+    def _reopen_due(self):
+        now = time.monotonic()
+        due = [k for t, k in self.to_reopen if t <= now]
+        self.to_reopen = [(t, k) for t, k in self.to_reopen if t > now]
+        for kind in due:
+            self.replaced[kind] += 1
+            n = self._open(kind)
+            if n is not None and kind == "idle":
                 self._flush(n)
 
     def _run(self):
@@ -510,6 +520,7 @@ class HostilePool:
             if time.monotonic() >= next_byte:
                 next_byte += self.interval
                 with self.lock:
+                    self._reopen_due()
                     for c in list(self.conns):
                         if c.closed is not None:
                             continue
