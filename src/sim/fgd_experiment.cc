@@ -110,6 +110,68 @@ void Discretise(const std::vector<Record>& records, std::int64_t capacity, FgdSe
   }
 }
 
+// The leftmost maximum of an array that changes a few entries at a time: an
+// 8-ary max-tree stored level by level (the 8 children of an entry share a cache
+// line). Set is O(levels), stopping where an ancestor does not change;
+// Leftmost is O(8 · levels).
+class LeftmostMax {
+ public:
+  static constexpr double kNone = -std::numeric_limits<double>::infinity();
+  explicit LeftmostMax(std::size_t size) {
+    std::size_t n = size;
+    do {
+      n = (n + 7) / 8 * 8;
+      offset_.push_back(total_);
+      total_ += n;
+      n /= 8;
+    } while (n > 1 || offset_.size() == 1);
+    // The top level holds at most 8 entries.
+  }
+  std::size_t size() const { return total_; }
+  // `t` of size() entries; leaves (the first level) already set.
+  void Build(std::vector<double>& t) const {
+    for (std::size_t k = 0; k + 1 < offset_.size(); ++k) {
+      const std::size_t len = offset_[k + 1] - offset_[k];
+      for (std::size_t b = 0; b < len; b += 8)
+        t[offset_[k + 1] + b / 8] = BlockMax(&t[offset_[k] + b]);
+    }
+  }
+  void Set(std::vector<double>& t, std::size_t at, double value) const {
+    t[at] = value;
+    for (std::size_t k = 0; k + 1 < offset_.size(); ++k) {
+      const std::size_t block = at / 8 * 8;
+      const double m = BlockMax(&t[offset_[k] + block]);
+      const std::size_t up = offset_[k + 1] + block / 8;
+      if (t[up] == m) return;  // NaN never enters: callers map it to kNone
+      t[up] = m;
+      at = block / 8;
+    }
+  }
+  // The first leaf holding the maximum, or npos when every leaf is kNone.
+  std::size_t Leftmost(const std::vector<double>& t) const {
+    const std::size_t top = offset_.back();
+    const double m = BlockMax(&t[top]);
+    if (!(m > kNone)) return std::string::npos;
+    std::size_t i = 0;
+    while (t[top + i] != m) ++i;
+    for (std::size_t k = offset_.size() - 1; k > 0; --k) {
+      std::size_t c = i * 8;
+      while (t[offset_[k - 1] + c] != m) ++c;
+      i = c;
+    }
+    return i;
+  }
+
+ private:
+  static double BlockMax(const double* b) {
+    double m = b[0];
+    for (int j = 1; j < 8; ++j) m = std::max(m, b[j]);
+    return m;
+  }
+  std::vector<std::size_t> offset_;  // where each level starts; leaves first
+  std::size_t total_ = 0;
+};
+
 }  // namespace
 
 std::vector<traces::OpenbPod> WithCpuOnlyShare(std::vector<traces::OpenbPod> pods,
@@ -240,6 +302,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     std::vector<char> ok;
     std::vector<double> score;
     std::vector<GpuSet> gpus;
+    std::size_t synced = 0;    // indexed: entries of `changes` already looked at
+    std::vector<double> best;  // indexed: LeftmostMax over the tie order
   };
   std::vector<Verdicts> verdicts;
   Verdicts scored;  // two_stage: this pod's scores
@@ -266,6 +330,24 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     for (std::size_t k = 0; k < by_name.size(); ++k) renamed[prefix[k]] = by_name[k];
     by_name = std::move(renamed);
   }
+  // indexed: instead of two scans of every node per pod (which nodes changed
+  // since this shape's last pod; which feasible node scores best), a log of the
+  // changed nodes and, per shape, a max-tree over the nodes in tie order whose
+  // leftmost maximum is the node the scan would choose. The same decisions (the
+  // plain scans are the tests' oracle); per pod, work in the changed nodes only.
+  const bool indexed = options_.indexed && cache && !two_stage && lowest_name;
+  std::vector<std::uint32_t> changes;           // node indices, one per placement
+  std::vector<std::uint32_t> seen;              // per node: the pod that listed it last
+  std::vector<std::size_t> rank(views.size());  // position in tie order
+  for (std::size_t k = 0; k < by_name.size(); ++k) rank[by_name[k]] = k;
+  const LeftmostMax tree(views.size());
+  constexpr double kNone = LeftmostMax::kNone;
+  auto leaf = [&](const Verdicts& v, std::size_t n) {
+    // Infeasible, NaN and −∞ scores are never chosen by the scan either.
+    return v.ok[n] && v.score[n] > kNone ? v.score[n] : kNone;
+  };
+  if (indexed) seen.assign(views.size(), 0);
+  std::uint32_t pod_number = 0;
   Evaluation eval;
   std::vector<const NodeState*> dirty;
   std::vector<std::size_t> dirty_index;
@@ -284,7 +366,9 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     } else {
       v->version.clear();
     }
-    if (v->version.empty()) {
+    ++pod_number;
+    const bool first_of_shape = v->version.empty();
+    if (first_of_shape) {
       v->version.assign(views.size(), 0);
       v->ok.assign(views.size(), 0);
       v->score.assign(views.size(), 0);
@@ -292,11 +376,25 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     }
     dirty.clear();
     dirty_index.clear();
-    for (std::size_t n = 0; n < views.size(); ++n)
-      if (v->version[n] != node_version[n]) {
-        dirty.push_back(&views[n]);
+    if (indexed && !first_of_shape) {
+      // Exactly the nodes placed on since this shape's last pod have changed
+      // (it re-scored every changed node then); a node is listed per placement.
+      for (std::size_t i = v->synced; i < changes.size(); ++i) {
+        const std::size_t n = changes[i];
+        if (seen[n] == pod_number) continue;
+        seen[n] = pod_number;
         dirty_index.push_back(n);
       }
+      std::sort(dirty_index.begin(), dirty_index.end());
+      for (std::size_t n : dirty_index) dirty.push_back(&views[n]);
+    } else {
+      for (std::size_t n = 0; n < views.size(); ++n)
+        if (v->version[n] != node_version[n]) {
+          dirty.push_back(&views[n]);
+          dirty_index.push_back(n);
+        }
+    }
+    v->synced = changes.size();
     if (!dirty.empty()) {
       (two_stage ? filter_runner : *runner).Evaluate(pod, dirty, RunOptions{false, false}, &eval);
       run.node_evaluations += dirty.size();
@@ -308,6 +406,19 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
         v->score[n] = r.score;
         v->gpus[n] = r.gpus;
       }
+    }
+    int chosen = -1, ties = 0;
+    if (indexed) {
+      std::vector<double>& t = v->best;  // leaves by tie-order position
+      if (first_of_shape) {
+        t.assign(tree.size(), kNone);
+        for (std::size_t n = 0; n < views.size(); ++n) t[rank[n]] = leaf(*v, n);
+        tree.Build(t);
+      } else {
+        for (std::size_t n : dirty_index) tree.Set(t, rank[n], leaf(*v, n));
+      }
+      const std::size_t first = tree.Leftmost(t);
+      if (first != std::string::npos) chosen = static_cast<int>(by_name[first]);
     }
     if (two_stage) {
       dirty.clear();
@@ -335,19 +446,19 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     }
     // selectHost: the highest score; ties to the smallest node name (the
     // authors' patched scheduler) or uniformly at random (stock kube-scheduler).
-    int chosen = -1, ties = 0;
     double best = -std::numeric_limits<double>::infinity();
-    for (std::size_t n : by_name) {
-      if (!v->ok[n]) continue;
-      if (v->score[n] > best) {
-        best = v->score[n];
-        chosen = static_cast<int>(n);
-        ties = 1;
-      } else if (v->score[n] == best && !lowest_name &&
-                 tie_rng.Below(static_cast<std::uint64_t>(++ties)) == 0) {
-        chosen = static_cast<int>(n);
+    if (!indexed)
+      for (std::size_t n : by_name) {
+        if (!v->ok[n]) continue;
+        if (v->score[n] > best) {
+          best = v->score[n];
+          chosen = static_cast<int>(n);
+          ties = 1;
+        } else if (v->score[n] == best && !lowest_name &&
+                   tie_rng.Below(static_cast<std::uint64_t>(++ties)) == 0) {
+          chosen = static_cast<int>(n);
+        }
       }
-    }
     rec.arrived += PodMilliTotal(pod);
     if (chosen < 0) {
       ++run.failed;
@@ -360,6 +471,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       node.gpu_pod_kinds |= GpuPodKind(pod);
       ApplyTracePod(&node, pod, gpus, +1);
       ++node_version[chosen];
+      if (indexed) changes.push_back(static_cast<std::uint32_t>(chosen));
       frag_total -= node_frag[chosen];
       frag_total += node_frag[chosen] = NodeFragmentation(node, tasks);
       rec.allocated += PodMilliTotal(pod);

@@ -246,6 +246,29 @@ TEST(FgdExperiment, ShapeCacheChangesNothing) {
   }
 }
 
+// The indexed path (a log of changed nodes, a max-tree per shape over the tie
+// order) must choose exactly what the plain scans of every node choose, and
+// re-score the same nodes. With CPU-only pods at 25 %, so that ties abound.
+TEST(FgdExperiment, IndexedSelectChangesNothing) {
+  auto nodes = FixtureNodes();
+  nodes.resize(150);
+  auto pods = WithCpuOnlyShare(FixturePods(), 25);
+  pods.resize(1500);
+  FgdOptions indexed, plain;
+  plain.indexed = false;
+  const FgdExperiment a(nodes, pods, indexed), b(nodes, pods, plain);
+  for (const auto& policy : FgdPolicyNames()) {
+    for (std::uint64_t seed : {42, 43}) {
+      SCOPED_TRACE(policy + " seed " + std::to_string(seed));
+      const FgdSeedRun x = a.Run(policy, seed), y = b.Run(policy, seed);
+      EXPECT_EQ(x.placement, y.placement);
+      EXPECT_EQ(x.node_evaluations, y.node_evaluations);
+      EXPECT_EQ(x.alloc_pct, y.alloc_pct);
+      EXPECT_GT(x.failed, 0);
+    }
+  }
+}
+
 // The openb default list, seed 42, every policy (docs/traces.md has the figures).
 TEST(FgdExperiment, GoldenOpenbDefaultSeed42) {
   const FgdExperiment e(FixtureNodes(), FixturePods());

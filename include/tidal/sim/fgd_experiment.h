@@ -47,6 +47,11 @@ struct FgdOptions {
   bool shuffle = true;         // off: the file's order (tests)
   bool inflate = true;         // off: the list as it is (tests)
   bool cache_by_shape = true;  // re-score only nodes changed since a same-shaped pod
+  // With the cache and the name tie-break: find a pod's changed nodes in a log of
+  // placements and its best node in a per-shape max-tree over the tie order,
+  // instead of scanning every node per pod. The same decisions; off: the plain
+  // scans (the tests' oracle).
+  bool indexed = true;
   FgdTieBreak tie_break = FgdTieBreak::kLowestName;
   // The authors' simulator renames every node "%04d-<name>" before placing
   // anything, the numbers a permutation drawn with the seed after the shuffle and
