@@ -253,21 +253,37 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       clone_of.push_back(pick);
     }
   } else {
-    while (total > target && !clone_of.empty()) {
-      const std::size_t at = rng.Below(clone_of.size());
-      total -= pods_[clone_of[at]].TotalMilli();
-      clone_of.erase(clone_of.begin() + static_cast<std::ptrdiff_t>(at));
+    // Remove the at-th remaining pod while too much is asked for, as erasing it
+    // from the vector would, but found in O(log n) (a Fenwick tree of the
+    // remaining positions) instead of erased in O(n).
+    const std::size_t n = clone_of.size();
+    std::vector<std::size_t> fenwick(n + 1, 0);
+    for (std::size_t i = 1; i <= n; ++i) {
+      ++fenwick[i];
+      if (const std::size_t up = i + (i & (~i + 1)); up <= n) fenwick[up] += fenwick[i];
     }
+    std::size_t top = 1;
+    while (top * 2 <= n) top *= 2;
+    std::vector<char> removed(n, 0);
+    for (std::size_t left = n; total > target && left > 0; --left) {
+      std::size_t at = rng.Below(left), pos = 0;  // the at-th (0-based) remaining
+      for (std::size_t step = top; step > 0; step /= 2)
+        if (pos + step <= n && fenwick[pos + step] <= at) {
+          pos += step;
+          at -= fenwick[pos];
+        }
+      total -= pods_[clone_of[pos]].TotalMilli();
+      removed[pos] = 1;
+      for (std::size_t i = pos + 1; i <= n; i += i & (~i + 1)) --fenwick[i];
+    }
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!removed[i]) clone_of[kept++] = clone_of[i];
+    clone_of.resize(kept);
   }
-  std::vector<PodDemand> demands;
-  demands.reserve(clone_of.size());
+  // The pods are made one at a time in the loop below (names: the listed one, then
+  // "-clone1", "-clone2", … for its copies).
   std::vector<int> copies(pods_.size(), 0);
-  for (std::size_t k = 0; k < clone_of.size(); ++k) {
-    const traces::OpenbPod& p = pods_[clone_of[k]];
-    const int c = copies[clone_of[k]]++;
-    demands.push_back(
-        ToDemand(p, c == 0 ? p.name : p.name + "-clone" + std::to_string(c), static_cast<int>(k)));
-  }
   const std::vector<FgdTask>& tasks = impl_->tasks;
   const std::unique_ptr<Runner> runner =
       MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", tasks, seed);
@@ -311,8 +327,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
 
   FgdSeedRun run;
   run.seed = seed;
-  run.pods = static_cast<int>(demands.size());
-  run.placement.reserve(demands.size());
+  run.pods = static_cast<int>(clone_of.size());
+  run.placement.reserve(clone_of.size());
   Random tie_rng(seed ^ 0x66676469ULL);
   const bool lowest_name = options_.tie_break == FgdTieBreak::kLowestName;
   // Nodes in name order, so that the first of equal scores is the smallest name.
@@ -342,20 +358,21 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   for (std::size_t k = 0; k < by_name.size(); ++k) rank[by_name[k]] = k;
   const LeftmostMax tree(views.size());
   constexpr double kNone = LeftmostMax::kNone;
-  auto leaf = [&](const Verdicts& v, std::size_t n) {
-    // Infeasible, NaN and −∞ scores are never chosen by the scan either.
-    return v.ok[n] && v.score[n] > kNone ? v.score[n] : kNone;
-  };
   if (indexed) seen.assign(views.size(), 0);
   std::uint32_t pod_number = 0;
   Evaluation eval;
   std::vector<const NodeState*> dirty;
   std::vector<std::size_t> dirty_index;
   std::vector<Record> records;
-  records.reserve(demands.size());
+  records.reserve(clone_of.size());
   Record rec;
   Verdicts scratch_verdicts;
-  for (const PodDemand& pod : demands) {
+  for (std::size_t at = 0; at < clone_of.size(); ++at) {
+    const traces::OpenbPod& listed = pods_[clone_of[at]];
+    const int copy = copies[clone_of[at]]++;
+    const PodDemand pod =
+        ToDemand(listed, copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy),
+                 static_cast<int>(at));
     Verdicts* v = &scratch_verdicts;
     if (cache) {
       const Shape key{pod.cpu_milli, pod.memory_request, pod.gpu_count, pod.gpu_milli,
@@ -367,11 +384,18 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       v->version.clear();
     }
     ++pod_number;
-    const bool first_of_shape = v->version.empty();
+    // indexed keeps, per shape, only the GPUs chosen per node and the max-tree
+    // (whose leaves are the scores of the feasible nodes); the plain path keeps
+    // each node's version, verdict and score.
+    const bool first_of_shape = indexed ? v->best.empty() : v->version.empty();
     if (first_of_shape) {
-      v->version.assign(views.size(), 0);
-      v->ok.assign(views.size(), 0);
-      v->score.assign(views.size(), 0);
+      if (indexed) {
+        v->best.assign(tree.size(), kNone);
+      } else {
+        v->version.assign(views.size(), 0);
+        v->ok.assign(views.size(), 0);
+        v->score.assign(views.size(), 0);
+      }
       v->gpus.assign(views.size(), GpuSet());
     }
     dirty.clear();
@@ -387,6 +411,11 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       }
       std::sort(dirty_index.begin(), dirty_index.end());
       for (std::size_t n : dirty_index) dirty.push_back(&views[n]);
+    } else if (indexed) {
+      for (std::size_t n = 0; n < views.size(); ++n) {
+        dirty.push_back(&views[n]);
+        dirty_index.push_back(n);
+      }
     } else {
       for (std::size_t n = 0; n < views.size(); ++n)
         if (v->version[n] != node_version[n]) {
@@ -401,23 +430,25 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       for (std::size_t k = 0; k < dirty.size(); ++k) {
         const std::size_t n = dirty_index[k];
         const NodeResult& r = eval.nodes[k];
+        v->gpus[n] = r.gpus;
+        if (indexed) {
+          // Infeasible, NaN and −∞ scores are never chosen by the scan either.
+          const double leaf = r.feasible() && r.score > kNone ? r.score : kNone;
+          if (first_of_shape)
+            v->best[rank[n]] = leaf;
+          else
+            tree.Set(v->best, rank[n], leaf);
+          continue;
+        }
         v->version[n] = node_version[n];
         v->ok[n] = r.feasible() ? 1 : 0;
         v->score[n] = r.score;
-        v->gpus[n] = r.gpus;
       }
     }
     int chosen = -1, ties = 0;
     if (indexed) {
-      std::vector<double>& t = v->best;  // leaves by tie-order position
-      if (first_of_shape) {
-        t.assign(tree.size(), kNone);
-        for (std::size_t n = 0; n < views.size(); ++n) t[rank[n]] = leaf(*v, n);
-        tree.Build(t);
-      } else {
-        for (std::size_t n : dirty_index) tree.Set(t, rank[n], leaf(*v, n));
-      }
-      const std::size_t first = tree.Leftmost(t);
+      if (first_of_shape) tree.Build(v->best);
+      const std::size_t first = tree.Leftmost(v->best);
       if (first != std::string::npos) chosen = static_cast<int>(by_name[first]);
     }
     if (two_stage) {
