@@ -314,9 +314,9 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
   std::map<Shape, int> shape_ids;
   struct Verdicts {
-    std::vector<std::uint32_t> version;  // node version scored at; 0: never
-    std::vector<char> ok;
-    std::vector<double> score;
+    std::vector<std::uint32_t> version;  // plain: node version scored at; 0: never
+    std::vector<char> ok;                // plain
+    std::vector<double> score;           // plain
     std::vector<GpuSet> gpus;
     std::size_t synced = 0;    // indexed: entries of `changes` already looked at
     std::vector<double> best;  // indexed: LeftmostMax over the tie order
