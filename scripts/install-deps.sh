@@ -10,7 +10,7 @@ set -euo pipefail
 build_packages=(
   build-essential cmake ninja-build pkg-config git
   libsimdjson-dev nlohmann-json3-dev libyaml-cpp-dev libcpp-httplib-dev libcli11-dev
-  libspdlog-dev libfmt-dev
+  libspdlog-dev libfmt-dev libboost-dev libssl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
 )
 

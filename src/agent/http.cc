@@ -1,60 +1,39 @@
 #include "tidal/agent/http.h"
 
 #include <httplib.h>
-#include <sys/socket.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <new>
-#include <sstream>
-#include <thread>
 
 #include "tidal/core/file.h"
+#include "tidal/http/server.h"
 
 namespace tidal::agent {
 
 struct MetricsServer::Impl {
   const Agent& agent;
   ServerLimits limits;
-  httplib::Server server;
-  std::thread thread;
-  int port = 0;
+  std::unique_ptr<http::Server> server;
   std::function<void()> hook;
   std::mutex errors_mu;
   std::map<std::pair<std::string, std::string>, std::uint64_t> errors;  // by path, reason
   Impl(const Agent& a, ServerLimits l) : agent(a), limits(l) {}
 
   // A handler that threw (std::bad_alloc under the pod's memory limit, a bug):
-  // httplib would answer an empty 500 seen nowhere.
-  void OnException(const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+  // answered 500 with what happened, said through `warn`, and counted.
+  void OnException(const http::Request& req, http::Response& res, std::exception_ptr ep) {
     res.status = 500;
-    const char* reason = "unknown";
-    std::string what = "not a std::exception";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::bad_alloc&) {
-      reason = "bad_alloc";
-      what = "out of memory (std::bad_alloc)";
-    } catch (const std::exception& e) {
-      reason = "exception";
-      what = e.what();
-    } catch (...) {
-    }
+    const http::Thrown thrown = http::Classify(ep);
     // A fixed label set: the path is read from the client.
     const std::string path = req.path == "/metrics" || req.path == "/healthz" ? req.path : "other";
     try {  // under memory pressure each step may throw again; the status is set
       {
         std::lock_guard lock(errors_mu);
-        ++errors[{path, reason}];
+        ++errors[{path, thrown.reason}];
       }
       if (agent.options().warn)
-        agent.options().warn(req.method + " " + path + ": answered 500: " + what);
-      res.set_content("tidal agent: internal error on " + path + ": " + what + "\n", "text/plain");
+        agent.options().warn(req.method + " " + path + ": answered 500: " + thrown.what);
+      res.Set("tidal agent: internal error on " + path + ": " + thrown.what + "\n", "text/plain");
     } catch (...) {
     }
   }
@@ -83,86 +62,52 @@ MetricsServer::MetricsServer(const Agent& agent, ServerLimits limits)
 
 MetricsServer::~MetricsServer() { Stop(); }
 
-int MetricsServer::port() const { return impl_->port; }
+int MetricsServer::port() const { return impl_->server ? impl_->server->port() : 0; }
 
 Status MetricsServer::Start(const std::string& host, int port) {
-  httplib::Server& s = impl_->server;
-  const Agent& agent = impl_->agent;
-  // Scrapes are a few KB: no Nagle delay, and two workers are plenty.
-  s.set_tcp_nodelay(true);
-  s.new_task_queue = [] { return new httplib::ThreadPool(2); };
-  // httplib's default adds SO_REUSEPORT, which would let a second agent share the
-  // port silently; a busy port must be an error.
-  s.set_socket_options([](int sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  // cpp-httplib (the packaged 0.11) caps each header line at 8 KiB but not their
-  // number; the pre-routing check bounds the rest before a handler sees them.
-  const ServerLimits lim = impl_->limits;
-  s.set_payload_max_length(lim.max_body_bytes);
-  s.set_read_timeout(lim.read_timeout_ms / 1000, (lim.read_timeout_ms % 1000) * 1000);
-  s.set_write_timeout(lim.write_timeout_ms / 1000, (lim.write_timeout_ms % 1000) * 1000);
-  s.set_keep_alive_max_count(static_cast<std::size_t>(lim.keep_alive_max_requests));
-  s.set_keep_alive_timeout(std::max(1, lim.keep_alive_timeout_ms / 1000));
-  s.set_pre_routing_handler([lim](const httplib::Request& req, httplib::Response& res) {
-    std::size_t bytes = 0;
-    for (const auto& [name, value] : req.headers) bytes += name.size() + value.size();
-    if (req.headers.size() > lim.max_header_count || bytes > lim.max_header_bytes) {
-      res.status = 431;
-      res.set_content("request headers too large\n", "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (req.body.size() > lim.max_body_bytes) {
-      res.status = 413;
-      res.set_content("request body too large\n", "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
   Impl& im = *impl_;
-  s.set_exception_handler(
-      [&im](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        im.OnException(req, res, std::move(ep));
-      });
-  s.Get("/metrics", [&agent, &im](const httplib::Request&, httplib::Response& res) {
+  const Agent& agent = im.agent;
+  const ServerLimits& lim = im.limits;
+  http::Options o;
+  o.host = host;
+  o.port = port;
+  // Scrapes are a few KB of GETs: two threads are plenty, and idle or slow
+  // clients hold none of them.
+  o.limits.threads = 2;
+  o.limits.max_body_bytes = lim.max_body_bytes;
+  o.limits.max_header_bytes = lim.max_header_bytes;
+  o.limits.header_timeout_ms = lim.header_timeout_ms;
+  o.limits.body_timeout_ms = lim.header_timeout_ms;
+  o.limits.write_timeout_ms = lim.write_timeout_ms;
+  o.limits.idle_timeout_ms = lim.idle_timeout_ms;
+  o.limits.max_connections = lim.max_connections;
+  o.on_exception = [&im](const http::Request& req, http::Response& res, std::exception_ptr ep) {
+    im.OnException(req, res, std::move(ep));
+  };
+  im.server = std::make_unique<http::Server>(std::move(o));
+  im.server->Route("GET", "/metrics", [&agent, &im](const http::Request&, http::Response& res) {
     if (im.hook) im.hook();
     // The last immutable pass: a scrape never touches the hardware.
     const auto e = agent.Latest();
     if (!e) {
       res.status = 503;
-      res.set_content("no collection has finished yet\n", "text/plain");
+      res.Set("no collection has finished yet\n", "text/plain");
       return;
     }
-    res.set_content(e->text + im.ErrorsText(), "text/plain; version=0.0.4; charset=utf-8");
+    res.Set(e->text + im.ErrorsText() + http::CountersText("ai_agent", im.server->counters()),
+            "text/plain; version=0.0.4; charset=utf-8");
   });
-  s.Get("/healthz", [&agent, &im](const httplib::Request&, httplib::Response& res) {
+  im.server->Route("GET", "/healthz", [&agent, &im](const http::Request&, http::Response& res) {
     if (im.hook) im.hook();
     const bool ok = agent.Healthy();
     res.status = ok ? 200 : 503;
-    res.set_content(ok ? "ok\n" : "no recent collection\n", "text/plain");
+    res.Set(ok ? "ok\n" : "no recent collection\n", "text/plain");
   });
-  // bind(2)'s errno survives httplib's cleanup: "Address already in use" for a
-  // port another process (a second agent) holds.
-  errno = 0;
-  const int bound = port == 0 ? s.bind_to_any_port(host.c_str())
-                              : (s.bind_to_port(host.c_str(), port) ? port : -1);
-  const int err = errno;
-  if (bound < 0)
-    return Status::Error("cannot listen on " + host + ":" + std::to_string(port) +
-                         (err ? std::string(": ") + std::strerror(err) : std::string()));
-  impl_->port = bound;
-  impl_->thread = std::thread([&s] { s.listen_after_bind(); });
-  // stop() is a no-op until the accept loop runs, so Stop() right after Start()
-  // would hang: return only once the server is live.
-  while (!s.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return Status();
+  return im.server->Start();
 }
 
 void MetricsServer::Stop() {
-  if (!impl_) return;
-  impl_->server.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_ && impl_->server) impl_->server->Stop();
 }
 
 Status ResolveKubeletTrust(const std::string& url, const std::string& ca_flag, bool insecure,

@@ -34,10 +34,11 @@ struct ServeFlags {
   std::string prometheus_ca, prometheus_token_file;
   std::string node_label = "node";
   int threads = 8;
+  std::size_t max_body_bytes = 64u << 20;
   // Threads working on one large request; the default: the cores, up to 4.
   int parallelism = 0;
   std::string log_level = "info";
-  std::string tls_cert, tls_key;
+  std::string tls_cert, tls_key, tls_client_ca;
   bool in_cluster = false;
   std::string kubeconfig, kube_context;
 };
@@ -67,6 +68,10 @@ ListenAddress ParseListen(const std::string& flag, const std::string& text) {
   return a;
 }
 
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 int RunServe(const ServeFlags& f) {
   const PolicyConfig config =
       f.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(f.config);
@@ -83,8 +88,10 @@ int RunServe(const ServeFlags& f) {
     so.metrics_port = ops.port;
   }
   so.threads = f.threads;
+  so.max_body_bytes = f.max_body_bytes;
   so.tls_cert_file = f.tls_cert;
   so.tls_key_file = f.tls_key;
+  so.tls_client_ca_file = f.tls_client_ca;
   so.build = TidalBuild();
 
   auto log =
@@ -215,6 +222,12 @@ int RunServe(const ServeFlags& f) {
     log->info("tidal serve: watching nodes and pods at {}, serving /bind", api->Describe());
   }
   const char* scheme = so.tls_cert_file.empty() ? "http" : "https";
+  if (so.tls_client_ca_file.empty() && !IsLoopback(so.host))
+    log->warn(
+        "tidal serve: the verbs listen on {} and any client that reaches it can filter and bind: "
+        "give --tls-client-ca (and kube-scheduler's extender tlsConfig a client certificate), or "
+        "keep --listen on loopback",
+        so.host);
   log->info("tidal serve: listening on {}://{}:{}, metrics from {} every {} ms (node label {})",
             scheme, so.host, server.port(), source.Describe(), config.metric_cache_ttl_ms,
             f.node_label);
@@ -259,6 +272,11 @@ void AddServe(CLI::App& app) {
   cmd->add_option("--threads", f->threads, "HTTP worker threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--max-body-bytes", f->max_body_bytes,
+                  "largest request body taken (decoded bytes; 413 and the connection closed "
+                  "above): a 5 000-node Nodes payload is about 70 MB, NodeNames about 0.1 MB")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
   cmd->add_option("--parallelism", f->parallelism,
                   "threads that work on one request of over 512 nodes (0: the cores, up to 4)")
       ->capture_default_str()
@@ -268,6 +286,9 @@ void AddServe(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--tls-cert", f->tls_cert, "serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", f->tls_key, "and this key (PEM)");
+  cmd->add_option("--tls-client-ca", f->tls_client_ca,
+                  "with HTTPS, take the verbs only from clients with a certificate this CA (PEM) "
+                  "signed: kube-scheduler's extender tlsConfig certFile/keyFile");
   cmd->add_flag("--in-cluster", f->in_cluster,
                 "use the pod's service account to watch nodes and pods and to serve /bind");
   cmd->add_option("--kubeconfig", f->kubeconfig,

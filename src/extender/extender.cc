@@ -54,6 +54,8 @@ struct Extender::Context {
   std::vector<std::string_view> names;
   std::vector<Part> parts;
   std::vector<std::uint64_t> passed;  // a filter's passing nodes, for RememberFilter
+  // Served a request too large to keep its scratch for the next one.
+  bool outsized = false;
 };
 
 struct Extender::FilterMemo {
@@ -145,6 +147,9 @@ std::unique_ptr<Extender::Context> Extender::Acquire() {
 }
 
 void Extender::Release(std::unique_ptr<Context> c) {
+  // A context that served an outsized request would keep its memory for as long
+  // as it is pooled: it goes instead (docs/hardening.md, the 10^6-name request).
+  if (c->outsized) return;
   std::lock_guard<std::mutex> lock(pool_mu_);
   if (pool_.size() < 64) pool_.push_back(std::move(c));
 }
@@ -429,6 +434,12 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   // Candidates: the Node objects when sent (they carry labels and allocatable), else names.
   auto& names = ctx->names;
   const std::size_t n = args.has_nodes ? args.nodes.size() : args.node_names.size();
+  ctx->outsized = n > kMaxPooledCandidates;
+  if (n > kMaxCandidates)
+    return bad_request(Status::Error((args.has_nodes ? "Nodes: " : "NodeNames: ") +
+                                     std::to_string(n) + " candidates, expected at most " +
+                                     std::to_string(kMaxCandidates) +
+                                     " (kube-scheduler sends at most the cluster's nodes)"));
   names.resize(n);
   if (args.has_nodes) {
     for (std::size_t i = 0; i < n; ++i) names[i] = args.nodes[i].name;

@@ -195,6 +195,36 @@ TEST(Extender, MalformedRequestsAreErrorsNotEmptyPassLists) {
   }
 }
 
+// More candidates than any cluster has: an error naming the limit, before any
+// node is evaluated (a 10^6-name request would otherwise cost gigabytes).
+TEST(Extender, MoreCandidatesThanTheLimitAreAnError) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  struct Case {
+    const char* name;
+    std::size_t names;
+    bool want_error;
+  };
+  const Case cases[] = {
+      {"at the limit", Extender::kMaxCandidates, false},
+      {"one over", Extender::kMaxCandidates + 1, true},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    std::vector<std::string> names(tc.names);
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = "n" + std::to_string(i);
+    const json j = json::parse(f.ext->Filter(NamesArgs(PodJson(1), names)).body);
+    const std::string error = j["Error"].get<std::string>();
+    if (tc.want_error) {
+      EXPECT_NE(error.find("NodeNames: 50001 candidates, expected at most 50000"),
+                std::string::npos)
+          << error;
+    } else {
+      EXPECT_EQ(error, "");
+    }
+  }
+}
+
 TEST(Extender, StaleAndUnusableNodesAreUnknownNotIdle) {
   Fixture f;
   f.source.snapshot.nodes["old"] = Node(0.95);

@@ -16,6 +16,8 @@ namespace tidal::testing {
 struct TestPki {
   std::string ca_pem, server_cert_pem, server_key_pem;
   std::string ca_file, server_cert_file, server_key_file;
+  // A client certificate the same CA signed (mutual TLS).
+  std::string client_cert_file, client_key_file;
 };
 
 namespace tls_detail {
@@ -35,8 +37,8 @@ inline void AddExt(X509* cert, X509* issuer, int nid, const char* value) {
   X509_add_ext(cert, ext, -1);
   X509_EXTENSION_free(ext);
 }
-inline X509* NewCert(EVP_PKEY* key, const char* cn, X509* issuer, EVP_PKEY* issuer_key,
-                     long serial) {
+inline X509* NewCert(EVP_PKEY* key, const char* cn, X509* issuer, EVP_PKEY* issuer_key, long serial,
+                     const char* usage = "serverAuth") {
   X509* cert = X509_new();
   X509_set_version(cert, 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert), serial);
@@ -52,7 +54,7 @@ inline X509* NewCert(EVP_PKEY* key, const char* cn, X509* issuer, EVP_PKEY* issu
     AddExt(cert, cert, NID_key_usage, "critical,keyCertSign,cRLSign");
   } else {
     AddExt(cert, issuer, NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
-    AddExt(cert, issuer, NID_ext_key_usage, "serverAuth");
+    AddExt(cert, issuer, NID_ext_key_usage, usage);
   }
   X509_sign(cert, issuer_key ? issuer_key : key, EVP_sha256());
   return cert;
@@ -77,7 +79,7 @@ inline std::string Pem(EVP_PKEY* key) {
 }
 }  // namespace tls_detail
 
-// A CA and a server certificate signed by it, written under `dir`.
+// A CA and a server and a client certificate signed by it, written under `dir`.
 inline TestPki MakeTestPki(const TempDir& dir, const std::string& prefix = "") {
   using namespace tls_detail;
   EVP_PKEY* ca_key = NewKey();
@@ -91,6 +93,12 @@ inline TestPki MakeTestPki(const TempDir& dir, const std::string& prefix = "") {
   p.ca_file = dir.Write(prefix + "ca.crt", p.ca_pem);
   p.server_cert_file = dir.Write(prefix + "server.crt", p.server_cert_pem);
   p.server_key_file = dir.Write(prefix + "server.key", p.server_key_pem);
+  EVP_PKEY* client_key = NewKey();
+  X509* client = NewCert(client_key, "tidal-test-client", ca, ca_key, 3, "clientAuth");
+  p.client_cert_file = dir.Write(prefix + "client.crt", Pem(client));
+  p.client_key_file = dir.Write(prefix + "client.key", Pem(client_key));
+  X509_free(client);
+  EVP_PKEY_free(client_key);
   X509_free(cert);
   X509_free(ca);
   EVP_PKEY_free(key);

@@ -1,6 +1,6 @@
 #pragma once
 // HTTP for the agent: /metrics and /healthz over an Agent's latest exposition,
-// and the kubelet pod-list client. The HTTP library stays behind these classes.
+// and the kubelet pod-list client. The HTTP libraries stay behind these classes.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -12,15 +12,15 @@
 namespace tidal::agent {
 
 // What one request may carry. The agent only serves GETs of a few bytes, so the
-// limits are tight: a larger request is refused before any handler runs.
+// limits are tight: a larger request is refused before it is buffered
+// (tidal::http::Server: idle and slow clients hold no thread).
 struct ServerLimits {
   std::size_t max_body_bytes = 1024;     // 413 above (Content-Length or chunked)
-  std::size_t max_header_count = 64;     // 431 above
-  std::size_t max_header_bytes = 16384;  // names + values together; 431 above
-  int read_timeout_ms = 5000;            // per read; an idle or stalled client is dropped
+  std::size_t max_header_bytes = 16384;  // request line and headers; 431 above
+  int header_timeout_ms = 5000;          // from a request's first byte; then closed
   int write_timeout_ms = 5000;
-  int keep_alive_max_requests = 100;
-  int keep_alive_timeout_ms = 5000;
+  int idle_timeout_ms = 5000;  // keep-alive between requests (Prometheus scrapes every 15 s+)
+  std::size_t max_connections = 1024;  // the longest idle is closed to admit a new one
 };
 
 class MetricsServer {

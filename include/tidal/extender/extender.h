@@ -125,6 +125,12 @@ class Extender {
   // either the oldest are dropped; one filter's nodes are kept whole even beyond
   // the second (its request held them all at once).
   static constexpr std::size_t kRecentPods = 1024;
+  // Candidates one request may name: kube-scheduler sends at most the cluster's
+  // nodes (5 000 is Kubernetes' tested limit). A request beyond is an error reply,
+  // so that no request costs more than about 70 MB (docs/hardening.md).
+  static constexpr std::size_t kMaxCandidates = 50'000;
+  // Scratch of a request over this many candidates is freed, not pooled.
+  static constexpr std::size_t kMaxPooledCandidates = 16'384;
   static constexpr std::size_t kRecentPassedNodes = std::size_t{1} << 20;
   // The placement the current stage's policy makes for `pod` on one node of the
   // current view, reservations included: the GPUs, and the memory and NVLink use

@@ -1,8 +1,8 @@
 #pragma once
 // HTTP for the extender: POST /filter and /prioritize, GET /healthz, /readyz,
-// /metrics and /debug/nodes. cpp-httplib stays behind this class: TCP_NODELAY
-// on (its default costs ~40 ms per request with delayed ACKs), keep-alive, a
-// bounded thread pool, limits on the body size. An optional second listener
+// /metrics and /debug/nodes, on tidal::http::Server (event-driven: idle and slow
+// clients hold no worker; limits and deadlines in include/tidal/http/server.h).
+// An optional second listener
 // serves only /healthz, /readyz and /metrics, so that the verbs can stay on
 // loopback while the kubelet's probes and Prometheus reach the pod's address.
 #include <spdlog/logger.h>
@@ -14,6 +14,7 @@
 #include "tidal/core/exposition.h"
 #include "tidal/extender/binder.h"
 #include "tidal/extender/extender.h"
+#include "tidal/http/server.h"
 
 namespace tidal::extender {
 
@@ -23,6 +24,9 @@ struct ServerOptions {
   int threads = 8;
   std::size_t max_body_bytes = 64u << 20;   // a 5 000-node Nodes payload is ~70 MB at 14 KB a node
   std::string tls_cert_file, tls_key_file;  // both set: HTTPS
+  // Set (with HTTPS): the verbs' listener takes only clients with a certificate
+  // this CA signed, as kube-scheduler's extender tlsConfig certFile gives.
+  std::string tls_client_ca_file;
   BuildInfo build{};  // /metrics exports tidal_build_info unless its version is empty
   // The second listener (empty host: none): /healthz, /readyz and /metrics only,
   // never the verbs or /debug. Same TLS, timeouts and keep-alive as the first.
