@@ -320,6 +320,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     std::vector<GpuSet> gpus;
     std::size_t synced = 0;    // indexed: entries of `changes` already looked at
     std::vector<double> best;  // indexed: LeftmostMax over the tie order
+    std::vector<char> dead;    // indexed: infeasible, and so for the rest of the run
   };
   std::vector<Verdicts> verdicts;
   Verdicts scored;  // two_stage: this pod's scores
@@ -391,6 +392,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     if (first_of_shape) {
       if (indexed) {
         v->best.assign(tree.size(), kNone);
+        v->dead.assign(views.size(), 0);
       } else {
         v->version.assign(views.size(), 0);
         v->ok.assign(views.size(), 0);
@@ -405,7 +407,9 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       // (it re-scored every changed node then); a node is listed per placement.
       for (std::size_t i = v->synced; i < changes.size(); ++i) {
         const std::size_t n = changes[i];
-        if (seen[n] == pod_number) continue;
+        // Pods are only ever added, so a node's CPU, memory, GPU shares and load
+        // only shrink or grow: one a shape could not use stays so.
+        if (seen[n] == pod_number || v->dead[n]) continue;
         seen[n] = pod_number;
         dirty_index.push_back(n);
       }
@@ -434,6 +438,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
         if (indexed) {
           // Infeasible, NaN and −∞ scores are never chosen by the scan either.
           const double leaf = r.feasible() && r.score > kNone ? r.score : kNone;
+          v->dead[n] = r.feasible() ? 0 : 1;
           if (first_of_shape)
             v->best[rank[n]] = leaf;
           else

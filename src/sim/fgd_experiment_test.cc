@@ -248,7 +248,8 @@ TEST(FgdExperiment, ShapeCacheChangesNothing) {
 
 // The indexed path (a log of changed nodes, a max-tree per shape over the tie
 // order) must choose exactly what the plain scans of every node choose, and
-// re-score the same nodes. With CPU-only pods at 25 %, so that ties abound.
+// re-score the same nodes but those it found infeasible before. With CPU-only pods
+// at 25 %, so that ties abound.
 TEST(FgdExperiment, IndexedSelectChangesNothing) {
   auto nodes = FixtureNodes();
   nodes.resize(150);
@@ -262,8 +263,14 @@ TEST(FgdExperiment, IndexedSelectChangesNothing) {
       SCOPED_TRACE(policy + " seed " + std::to_string(seed));
       const FgdSeedRun x = a.Run(policy, seed), y = b.Run(policy, seed);
       EXPECT_EQ(x.placement, y.placement);
-      EXPECT_EQ(x.node_evaluations, y.node_evaluations);
+      // Fewer: a node a shape could not use is not re-scored for it (random keeps
+      // its two-stage scans).
+      if (policy == "random")
+        EXPECT_EQ(x.node_evaluations, y.node_evaluations);
+      else
+        EXPECT_LT(x.node_evaluations, y.node_evaluations);
       EXPECT_EQ(x.alloc_pct, y.alloc_pct);
+      EXPECT_EQ(x.frag_pct, y.frag_pct);
       EXPECT_GT(x.failed, 0);
     }
   }
