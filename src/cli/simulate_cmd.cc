@@ -398,7 +398,7 @@ void AddSimulate(CLI::App& app) {
     trace_policies += (trace_policies.empty() ? "" : ", ") + name;
   cmd->add_option("--policies", o->policies,
                   "comma-separated. Without --experiment: k8s-default, best-fit, load-aware, "
-                  "load-aware-noreserve, load-aware-forecast, load-aware-learn, "
+                  "load-aware-frag, load-aware-noreserve, load-aware-forecast, load-aware-learn, "
                   "load-aware-predict, load-aware+rebalance, oracle; all but the first two "
                   "assume Tidal's device plugin, and with +stock-dp (load-aware+stock-dp) "
                   "NVIDIA's, which gives the least-shared GPUs instead (default " +

@@ -20,10 +20,11 @@ TEST(Simulate, HelpNamesTheDefaultPolicies) {
   ASSERT_EQ(r.exit_code, 0);
   // CLI11 wraps long descriptions: compare with the line breaks taken out.
   const std::string help = std::regex_replace(r.out, std::regex("\\s+"), " ");
-  for (const char* want : {"(default k8s-default,best-fit,load-aware+stock-dp,load-aware,oracle)",
-                           "With --experiment fgd-inflation or philly: random, dot-prod, "
-                           "gpu-clustering, gpu-packing, best-fit, fgd, load-aware-spread, "
-                           "load-aware-pack (default all of these)"}) {
+  for (const char* want :
+       {"(default k8s-default,best-fit,load-aware+stock-dp,load-aware,oracle)",
+        "With --experiment fgd-inflation or philly: random, dot-prod, "
+        "gpu-clustering, gpu-packing, best-fit, fgd, load-aware-spread, "
+        "load-aware-pack, load-aware-frag, load-aware-frag-pack (default all of these)"}) {
     SCOPED_TRACE(want);
     EXPECT_NE(help.find(want), std::string::npos) << help;
   }

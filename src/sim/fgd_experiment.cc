@@ -23,8 +23,8 @@ namespace tidal::sim {
 
 const std::vector<std::string>& FgdPolicyNames() {
   static const std::vector<std::string> names = {
-      "random",   "dot-prod", "gpu-clustering",    "gpu-packing",
-      "best-fit", "fgd",      "load-aware-spread", "load-aware-pack"};
+      "random", "dot-prod",          "gpu-clustering",  "gpu-packing",     "best-fit",
+      "fgd",    "load-aware-spread", "load-aware-pack", "load-aware-frag", "load-aware-frag-pack"};
   return names;
 }
 
@@ -293,6 +293,13 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   views.reserve(nodes_.size());
   for (const auto& n : nodes_)
     views.push_back(TraceNodeView(n.name, n.cpu_milli, n.memory_mib, n.gpus, n.model));
+  // openb has no usage. load-aware-spread|pack read the requested share as the GPU
+  // memory load (so their filter refuses nodes more than 82 % allocated);
+  // load-aware-frag[-pack] sees what the extender sees of a node without series: unknown,
+  // never rejected on load, scored at the unknown-node score. Milli-GPU shares are
+  // still fitted per GPU (milligpu), so nothing is over-committed.
+  if (policy.starts_with("load-aware-frag"))
+    for (auto& v : views) v.metrics_known = false;
   std::vector<const NodeState*> all;
   for (const auto& v : views) all.push_back(&v);
   std::vector<double> node_frag(views.size());

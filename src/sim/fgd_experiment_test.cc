@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/trace_policies.h"
 #include "tidal/core/status.h"
 
 namespace tidal::sim {
@@ -273,6 +274,82 @@ TEST(FgdExperiment, IndexedSelectChangesNothing) {
       EXPECT_EQ(x.frag_pct, y.frag_pct);
       EXPECT_GT(x.failed, 0);
     }
+  }
+}
+
+// load-aware-frag-pack on a hand-made cluster (target workload: one whole GPU).
+// a: 4 idle GPUs; b: 4 GPUs, 3 taken; c: 2 GPUs, one half taken; d: 8 GPUs, 7.5
+// taken. Without live load (the fgd-inflation views) loadaware and balance score
+// every node 50, so FGD's score decides and, among equal ones, the fullest node;
+// with the requested share read as live load, loadaware refuses d (94 % > 82 %).
+TEST(FgdExperiment, LoadAwareFragPackOnASmallCluster) {
+  const std::vector<FgdTask> tasks = {{0, 1, 1000, {}, 1.0}};
+  const auto runner = MakeTracePolicy("load-aware-frag-pack", FgdPolicyNames(), "test", tasks, 42);
+  auto take = [](NodeState* n, std::vector<int> milli) {
+    for (std::size_t g = 0; g < milli.size(); ++g) {
+      if (milli[g] == 0) continue;
+      PodDemand p;
+      p.gpu_count = 1;
+      p.gpu_milli = milli[g];
+      ApplyTracePod(n, p, GpuSet(std::uint64_t{1} << g), +1);
+    }
+  };
+  std::vector<NodeState> nodes = {TraceNodeView("a", 32000, 262144, 4, "V100M16"),
+                                  TraceNodeView("b", 32000, 262144, 4, "V100M16"),
+                                  TraceNodeView("c", 32000, 262144, 2, "V100M16"),
+                                  TraceNodeView("d", 32000, 262144, 8, "V100M16")};
+  take(&nodes[1], {0, 1000, 1000, 1000});
+  take(&nodes[2], {500, 0});
+  take(&nodes[3], {500, 1000, 1000, 1000, 1000, 1000, 1000, 1000});
+  struct Case {
+    const char* name;
+    int milli;
+    bool live_load;
+    std::string want;
+  };
+  const Case cases[] = {
+      // FGD: a, b 50 (no fragment made or closed), c 50 (its half GPU stays a
+      // fragment), d no whole GPU free: infeasible. Pack: b is left full (50.99),
+      // c at 3/4 (50.74), a at 1/4 (50.25).
+      {"whole GPU", 1000, false, "b"},
+      // Half a GPU: d closes its last half (Δ 500: 62, left full), c closes its
+      // half (62, left at 3/4), a and b open one (37).
+      {"half GPU", 500, false, "d"},
+      // Equal FGD scores and live load: b is in the warning band (75 %, band 70 →
+      // 82 %: loadaware 79.2), and below it balance spreads (a 87.5, c 62.5):
+      // (2·100 + 50.25 + 87.5) / 4 for a against 78.3 for c and 64.8 for b.
+      {"whole GPU, live load", 1000, true, "a"},
+      // Half a GPU with live load: c closes a half GPU (FGD 62 against a's 37),
+      // (200 + 62.50 + 75) / 4 = 84.4 against a's (200 + 37.25 + 93.75) / 4 = 82.8;
+      // d (94 %) is over the reject threshold.
+      {"half GPU, live load", 500, true, "c"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    std::vector<const NodeState*> views;
+    std::vector<NodeState> copies = nodes;
+    for (auto& n : copies) {
+      n.metrics_known = tc.live_load;
+      views.push_back(&n);
+    }
+    PodDemand pod;
+    pod.name = "p";
+    pod.uid = "1";
+    pod.cpu_milli = 1000;
+    pod.gpu_count = 1;
+    pod.gpu_milli = tc.milli;
+    pod.gpu_memory_per_gpu = Bytes{tc.milli} * kTraceMiB;
+    pod.gpu_memory_declared = true;
+    Evaluation eval;
+    runner->Evaluate(pod, views, RunOptions{false, false}, &eval);
+    std::string best;
+    double top = -1;
+    for (std::size_t k = 0; k < views.size(); ++k)
+      if (eval.nodes[k].feasible() && eval.nodes[k].score > top) {
+        top = eval.nodes[k].score;
+        best = views[k]->name;
+      }
+    EXPECT_EQ(best, tc.want);
   }
 }
 

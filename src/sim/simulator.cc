@@ -43,6 +43,14 @@ PolicySpec MakeBasePolicy(const std::string& name, const PolicyConfig& tidal) {
     p.reservations = tidal.reservations.enabled;
     if (name != "load-aware-learn") p.tidal.load_forecast.enabled = true;
     if (name != "load-aware-forecast") p.tidal.memory_learning.enabled = true;
+  } else if (name == "load-aware-frag") {
+    // The configured load-aware profile plus FGD's fragmentation score
+    // (src/sim/trace_policies.cc has the same policy for the trace runs).
+    p.kind = PolicyKind::kLoadAware;
+    p.reservations = tidal.reservations.enabled;
+    bool has_fgd = false;
+    for (const auto& pc : p.tidal.plugins) has_fgd = has_fgd || pc.name == "fgd";
+    if (!has_fgd) p.tidal.plugins.push_back({"fgd", true, 1, ""});
   } else if (name == "load-aware+rebalance") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;
@@ -53,11 +61,11 @@ PolicySpec MakeBasePolicy(const std::string& name, const PolicyConfig& tidal) {
   } else if (name == "oracle")
     p.kind = PolicyKind::kOracle;
   else
-    throw InputError{
-        "policy \"" + name +
-        "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-noreserve, "
-        "load-aware-forecast, load-aware-learn, load-aware-predict, load-aware+rebalance "
-        "or oracle, the ones with Tidal's extender optionally ending in +stock-dp)"};
+    throw InputError{"policy \"" + name +
+                     "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-frag, "
+                     "load-aware-noreserve, load-aware-forecast, load-aware-learn, "
+                     "load-aware-predict, load-aware+rebalance "
+                     "or oracle, the ones with Tidal's extender optionally ending in +stock-dp)"};
   return p;
 }
 

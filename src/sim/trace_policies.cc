@@ -56,6 +56,17 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
     plugins.push_back({std::make_unique<BestFitMilli>(), 1});
   } else if (policy == "fgd") {
     plugins.push_back({std::make_unique<Fgd>(FgdArgs{tasks}), 1});
+  } else if (policy == "load-aware-frag" || policy == "load-aware-frag-pack") {
+    // Tidal's load-aware filter and band score, FGD's fragmentation score (with
+    // -pack: equal FGD scores go to the node left fullest), balance's spread below
+    // the warning band. Where no node has live load (openb: the views are unknown,
+    // see FgdExperiment::Run) loadaware and balance score every node 50 and reject
+    // none, so FGD's score (and its tie-break) decides.
+    plugins.push_back({FromRegistry(NewLoadAware, "{}", "loadaware"), 2});
+    FgdArgs fgd{tasks};
+    if (policy == "load-aware-frag-pack") fgd.tie_break = FgdTieBreak::kPack;
+    plugins.push_back({std::make_unique<Fgd>(std::move(fgd)), 1});
+    plugins.push_back({FromRegistry(NewBalance, "{mode: spread}", "balance"), 1});
   } else if (policy == "load-aware-spread" || policy == "load-aware-pack") {
     plugins.push_back({FromRegistry(NewLoadAware, "{}", "loadaware"), 1});
     plugins.push_back(

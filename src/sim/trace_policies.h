@@ -18,7 +18,8 @@ namespace tidal::sim {
 inline constexpr Bytes kTraceMiB = Bytes{1} << 20;
 
 // random, dot-prod, gpu-clustering, gpu-packing, best-fit, fgd, load-aware-spread,
-// load-aware-pack. Throws InputError naming `experiment` on an unknown policy.
+// load-aware-pack, load-aware-frag, load-aware-frag-pack. Throws InputError naming `experiment` on
+// an unknown policy.
 std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
                                         const std::vector<std::string>& known,
                                         const std::string& experiment,

@@ -1,5 +1,6 @@
 #include "policy/plugins/fgd/fgd.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tidal/policy/milli_gpu.h"
@@ -51,7 +52,16 @@ double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus,
     free[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
   const double after = NodeFragmentation(CpuLeft(node) - pod.cpu_milli, NodeGpuModel(node),
                                          std::span<const int>(free, n), args_.tasks);
-  return std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
+  const double score = std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
+  if (args_.tie_break == FgdTieBreak::kNone || n == 0) return score;
+  // pack: the share of the node's GPUs allocated after the placement, in [0, 0.99],
+  // added below the truncated score's unit, so it orders equal scores only
+  // (the truncated score is at most 99: the score stays within 0..100).
+  std::int64_t idle = 0;
+  for (std::size_t i = 0; i < n; ++i) idle += free[i];
+  const double allocated =
+      1.0 - static_cast<double>(idle) / (static_cast<double>(n) * kMilliPerGpu);
+  return std::min(100.0, score + 0.99 * std::clamp(allocated, 0.0, 1.0));
 }
 
 Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratch& scratch) const {

@@ -16,10 +16,19 @@ FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigEr
   FgdArgs a;
   // Without a target workload: one whole GPU per task, so a partly used GPU's free
   // share is the fragment.
-  const FgdArgs defaults{{FgdTask{0, 1, 1000, {}, 1.0}}};
+  FgdArgs defaults{{FgdTask{0, 1, 1000, {}, 1.0}}};
   if (!node || node.IsNull()) return defaults;
   if (!IsMap(node, path, errors)) return a;
-  CheckKeys(node, path, {"tasks"}, errors);
+  CheckKeys(node, path, {"tasks", "tieBreak"}, errors);
+  std::string tie = "none";
+  ReadString(node, path, "tieBreak", &tie, errors);
+  if (tie == "none")
+    a.tie_break = FgdTieBreak::kNone;
+  else if (tie == "pack")
+    a.tie_break = FgdTieBreak::kPack;
+  else
+    errors.Add(Join(path, "tieBreak"), "\"" + tie + "\" (expected none or pack)");
+  defaults.tie_break = a.tie_break;
   const YAML::Node tasks = node["tasks"];
   const std::string tpath = Join(path, "tasks");
   if (!tasks) return defaults;

@@ -20,8 +20,14 @@ struct FgdTask {
   double weight = 0;                // popularity, the weights sum to 1
 };
 
+// How nodes of equal FGD score are ordered: `none` leaves them equal (the paper's
+// FGD: the scheduler's tie order decides); `pack` ranks them by how much of the
+// node's GPU share is allocated once the pod is placed, fullest first.
+enum class FgdTieBreak { kNone, kPack };
+
 struct FgdArgs {
   std::vector<FgdTask> tasks;
+  FgdTieBreak tie_break = FgdTieBreak::kNone;
 
   static FgdArgs Parse(const YAML::Node& node, const std::string& path, ConfigErrors& errors);
   void Validate(const std::string& path, ConfigErrors& errors) const;

@@ -156,6 +156,48 @@ TEST(Fgd, TypicalTasksByPopularity) {
   }
 }
 
+// tieBreak: pack orders nodes of equal FGD score by the share of their GPUs
+// allocated once the pod is placed (0.99 × that share added to the score), and
+// never reorders nodes whose FGD scores differ. Target workload: one whole GPU.
+TEST(Fgd, PackTieBreakPrefersTheFullestOfEqualNodes) {
+  struct Case {
+    const char* name;
+    std::vector<int> free;
+    int gpus, milli;
+    double plain, pack;
+  };
+  const Case cases[] = {
+      // Whole GPU on an idle 4-GPU node: F 0 → 0, 50; allocated after 1/4.
+      {"idle 4-GPU node", {1000, 1000, 1000, 1000}, 1, 1000, 50, 50 + 0.99 * 0.25},
+      // Half used: allocated after 3/4.
+      {"half used", {1000, 1000, 0, 0}, 1, 1000, 50, 50 + 0.99 * 0.75},
+      // The last free GPU of 8: allocated after 1.
+      {"last GPU", {1000, 0, 0, 0, 0, 0, 0, 0}, 1, 1000, 50, 50 + 0.99},
+      // Half a GPU onto the half-free GPU: F 500 → 0, Δ 500: trunc(100·σ(0.5)) = 62.
+      {"closes a half GPU", {1000, 500}, 1, 500, 62, 62 + 0.99 * 0.5},
+      // The last half GPU of 8: F 500 → 0, 62; allocated after 1.
+      {"closes the last half", {500, 0, 0, 0, 0, 0, 0, 0}, 1, 500, 62, 62 + 0.99},
+      // Half a GPU on an idle pair: F 0 → 500, Δ −500: 37, whatever the pack term.
+      {"opens a half GPU", {1000, 1000}, 1, 500, 37, 37 + 0.99 * 0.25},
+  };
+  FgdArgs plain_args, pack_args;
+  plain_args.tasks = pack_args.tasks = {{0, 1, 1000, {}, 1.0}};
+  pack_args.tie_break = FgdTieBreak::kPack;
+  const Fgd plain(plain_args), pack(pack_args);
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const NodeState node = NodeBuilder("n").MilliFree(tc.free).Resources(8000, 64 * kGi).Build();
+    const PodDemand pod = PodBuilder().Milli(tc.gpus, tc.milli).Requests(1000, kGi).Build();
+    const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+    NodeScratch a, b;
+    ASSERT_TRUE(plain.FilterOne(cycle, node, a).ok());
+    ASSERT_TRUE(pack.FilterOne(cycle, node, b).ok());
+    EXPECT_EQ(a.gpus.Indices(), b.gpus.Indices());  // the tie-break never moves the GPU
+    EXPECT_DOUBLE_EQ(plain.ScoreOne(cycle, node, a), tc.plain);
+    EXPECT_DOUBLE_EQ(pack.ScoreOne(cycle, node, b), tc.pack);
+  }
+}
+
 TEST(Fgd, Args) {
   struct Case {
     const char* name;
@@ -165,6 +207,11 @@ TEST(Fgd, Args) {
   const Case cases[] = {
       {"good", "{tasks: [{cpuMilli: 1000, gpus: 1, gpuMilli: 500, models: [T4], weight: 1}]}", {}},
       {"default: whole GPUs", "{}", {}},
+      {"pack tie-break", "{tieBreak: pack}", {}},
+      {"no tie-break", "{tieBreak: none, tasks: [{gpus: 1, gpuMilli: 1000, weight: 1}]}", {}},
+      {"unknown tie-break",
+       "{tieBreak: fullest}",
+       {"a.tieBreak: \"fullest\" (expected none or pack)"}},
       {"empty list", "{tasks: []}", {"a.tasks: empty (expected the target workload's task types)"}},
       {"not a list",
        "{tasks: 3}",
