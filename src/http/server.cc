@@ -268,11 +268,12 @@ class Session : public SessionBase {
       ++shared_.counters.headers_too_large;
       return Refuse(431, "request headers too large");
     }
-    if (ec == bhttp::error::body_limit) {  // the parser checks Content-Length itself
+    if (ec == bhttp::error::body_limit) {
+      // The parser checked Content-Length itself, before the header was done (so
+      // content_length() is not to be asked).
       ++shared_.counters.body_too_large;
-      return Refuse(413, "request body of " + std::to_string(*parser_->content_length()) +
-                             " bytes is over the limit of " +
-                             std::to_string(limits().max_body_bytes));
+      return Refuse(413, "request body (Content-Length) is over the limit of " +
+                             std::to_string(limits().max_body_bytes) + " bytes");
     }
     if (ec == beast::error::timeout) {
       ++shared_.counters.header_timeouts;
