@@ -2,9 +2,9 @@
 
 #include "policy/plugins/balance/balance.h"
 #include "policy/plugins/bestfit/bestfit.h"
-#include "policy/plugins/fallback/fallback.h"
 #include "policy/plugins/bestfitmilli/bestfitmilli.h"
 #include "policy/plugins/dotprod/dotprod.h"
+#include "policy/plugins/fallback/fallback.h"
 #include "policy/plugins/fgd/fgd.h"
 #include "policy/plugins/gpuclustering/gpuclustering.h"
 #include "policy/plugins/gpufit/gpufit.h"
@@ -26,7 +26,8 @@ const std::vector<PluginEntry>& Registry() {
        1},
       {"k8sdefault", "kube-scheduler LeastAllocated + BalancedAllocation", NewK8sDefault, false, 1},
       {"bestfit", "the node with the least free GPU memory that fits", NewBestFit, false, 1},
-      {"fallback", "metrics down: remaining GPUs, then the golden pool only", NewFallback, false, 1},
+      {"fallback", "metrics down: remaining GPUs, then the golden pool only", NewFallback, false,
+       1},
       {"milligpu", "CPU, memory, GPU-model and milli-GPU fit; places shared GPUs", NewMilliGpu,
        false, 1},
       {"random", "a uniformly random feasible node (FGD paper baseline)", NewRandomScore, false, 1},

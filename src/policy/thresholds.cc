@@ -18,9 +18,8 @@ EffectiveThresholds ResolveThresholds(const PolicyConfig& config, const PodDeman
   e.gpu_memory.reject = std::max(0.0, t.gpu_memory.reject - margin);
   e.nvlink.reject = std::max(0.0, t.nvlink.reject - margin);
   e.await_ms.reject = std::max(0.0, t.await_ms.reject * (1.0 - margin));
-  e.gpu_memory.warn = config.decay_slope_set
-                          ? e.gpu_memory.reject - config.gpu_memory_decay_slope
-                          : t.gpu_memory.warn;
+  e.gpu_memory.warn = config.decay_slope_set ? e.gpu_memory.reject - config.gpu_memory_decay_slope
+                                             : t.gpu_memory.warn;
   // A threshold moved below its warning level makes the band a step at reject.
   e.gpu_memory.warn = std::clamp(e.gpu_memory.warn, 0.0, e.gpu_memory.reject);
   e.nvlink.warn = std::min(t.nvlink.warn, e.nvlink.reject);

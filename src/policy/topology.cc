@@ -434,7 +434,8 @@ Status ParseTopoMatrix(std::string_view text, GpuTopology* out) {
                                       " (expected X, NV#, PIX, PXB, PHB, NODE or SYS)");
       }
       if (c == r && cell->kind != LinkKind::kSelf) {
-        return LineError(line_no, where + "expected X (the device itself), got " + Quote(cell_text));
+        return LineError(line_no,
+                         where + "expected X (the device itself), got " + Quote(cell_text));
       }
       if (c != r && cell->kind == LinkKind::kSelf) {
         return LineError(line_no, where + "X (the device itself) appears off the diagonal");

@@ -1,8 +1,8 @@
 #include "tidal/sim/engine.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace tidal::sim {
 namespace {

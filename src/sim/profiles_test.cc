@@ -65,8 +65,8 @@ TEST(MemoryProfile, AWorkloadsProfilesFileErrorsNameTheWorkload) {
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
-    const YAML::Node root = YAML::Load("memoryProfiles: " + tc.file +
-                                       "\nclasses: [{name: a, count: 1, gpus: 1}]");
+    const YAML::Node root =
+        YAML::Load("memoryProfiles: " + tc.file + "\nclasses: [{name: a, count: 1, gpus: 1}]");
     try {
       LoadWorkloadSpec(root, "dir/w.yaml");
       ADD_FAILURE() << "expected an InputError";

@@ -1,11 +1,11 @@
 #pragma once
 // The plugin registry: one line per plugin in registry.cc.
+#include <yaml-cpp/yaml.h>
+
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "tidal/policy/config.h"
 #include "tidal/policy/plugin.h"
@@ -14,9 +14,8 @@ namespace tidal {
 
 // Builds a plugin from its args node (null: defaults); reports every problem
 // under `path` (e.g. "plugins.balance.args") and returns null if any.
-using PluginFactory = std::function<std::unique_ptr<Plugin>(const YAML::Node& args,
-                                                           const std::string& path,
-                                                           ConfigErrors& errors)>;
+using PluginFactory = std::function<std::unique_ptr<Plugin>(
+    const YAML::Node& args, const std::string& path, ConfigErrors& errors)>;
 
 struct PluginEntry {
   std::string name;

@@ -18,7 +18,7 @@ namespace tidal {
 // the status's numbers (only a rejection has them) on each call.
 struct alignas(64) NodeResult {
   const NodeState* node = nullptr;
-  GpuSet gpus;  // chosen by the placer, when one ran
+  GpuSet gpus;       // chosen by the placer, when one ran
   double score = 0;  // final, 0..100, for feasible nodes
   bool placed = false;
   Status status;  // the first failure, or fits (every failure: Evaluation::Reasons)

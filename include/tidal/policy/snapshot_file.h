@@ -9,10 +9,10 @@
 //       gpus:
 //         - {index: 0, model: A10, memoryTotal: 24Gi, memoryUsed: 12544Mi, nvlinkPeers: {1: 12}}
 // JSON is accepted too (it is YAML).
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "tidal/core/types.h"
 #include "tidal/policy/config.h"

@@ -20,12 +20,12 @@ struct TopoCell {
 };
 
 struct GpuTopology {
-  std::vector<std::string> gpus;          // "GPU0", "GPU1", ... in row order
-  std::vector<std::string> nics;          // "NIC0"/"mlx5_0", ... in column order
+  std::vector<std::string> gpus;                 // "GPU0", "GPU1", ... in row order
+  std::vector<std::string> nics;                 // "NIC0"/"mlx5_0", ... in column order
   std::vector<std::vector<TopoCell>> gpu_links;  // [gpu][gpu]
   std::vector<std::vector<TopoCell>> gpu_nic;    // [gpu][nic]
-  std::vector<std::string> cpu_affinity;  // per GPU, "" when N/A or absent
-  std::vector<std::string> numa_affinity; // per GPU, "" when N/A or absent
+  std::vector<std::string> cpu_affinity;         // per GPU, "" when N/A or absent
+  std::vector<std::string> numa_affinity;        // per GPU, "" when N/A or absent
   std::vector<std::pair<std::string, std::string>> nic_legend;  // NIC0 → mlx5_0
 
   // NVLink peers of GPU `gpu` (by row index), with link counts.

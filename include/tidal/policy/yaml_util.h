@@ -1,12 +1,12 @@
 #pragma once
 // Typed reads from YAML nodes that report problems with their field path.
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
 
 #include "tidal/policy/config.h"
 #include "tidal/policy/thresholds.h"
@@ -31,8 +31,8 @@ void ReadBool(const YAML::Node& node, const std::string& path, const char* key, 
 // Adds "path: "text" is not valid UTF-8 text" and returns false unless text is
 // UTF-8: YAML is Unicode, and other bytes would not survive check-config's dump.
 bool CheckUtf8(const std::string& text, const std::string& path, ConfigErrors& errors);
-void ReadString(const YAML::Node& node, const std::string& path, const char* key,
-                std::string* out, ConfigErrors& errors);
+void ReadString(const YAML::Node& node, const std::string& path, const char* key, std::string* out,
+                ConfigErrors& errors);
 void ReadDuration(const YAML::Node& node, const std::string& path, const char* key, TimeMs* out,
                   ConfigErrors& errors);
 void ReadBytes(const YAML::Node& node, const std::string& path, const char* key, Bytes* out,

@@ -1,7 +1,8 @@
-#include "tidal/policy/yaml_util.h"
 #include "policy/plugins/balance/balance.h"
 
 #include <algorithm>
+
+#include "tidal/policy/yaml_util.h"
 
 namespace tidal {
 
@@ -16,9 +17,10 @@ double Balance::ProjectedMemory(const CycleState& cycle, const NodeState& node) 
 double Balance::ProjectedLoad(const CycleState& cycle, const NodeState& node) const {
   const double mem = ProjectedMemory(cycle, node);
   const double nvl = std::clamp(node.load.nvlink, 0.0, 1.0);
-  const double io = cycle.thresholds.await_ms.reject > 0
-                        ? std::clamp(node.load.await_ms / cycle.thresholds.await_ms.reject, 0.0, 1.0)
-                        : 0.0;
+  const double io =
+      cycle.thresholds.await_ms.reject > 0
+          ? std::clamp(node.load.await_ms / cycle.thresholds.await_ms.reject, 0.0, 1.0)
+          : 0.0;
   return args_.weights.Combine(mem, nvl, io);
 }
 

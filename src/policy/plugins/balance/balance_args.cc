@@ -15,9 +15,12 @@ BalanceArgs BalanceArgs::Parse(const YAML::Node& node, const std::string& path,
   CheckKeys(node, path, {"mode", "weights"}, errors);
   std::string mode = "spread";
   ReadString(node, path, "mode", &mode, errors);
-  if (mode == "spread") a.mode = BalanceMode::kSpread;
-  else if (mode == "pack") a.mode = BalanceMode::kPack;
-  else errors.Add(Join(path, "mode"), "\"" + mode + "\" (expected spread or pack)");
+  if (mode == "spread")
+    a.mode = BalanceMode::kSpread;
+  else if (mode == "pack")
+    a.mode = BalanceMode::kPack;
+  else
+    errors.Add(Join(path, "mode"), "\"" + mode + "\" (expected spread or pack)");
   ReadWeights(node["weights"], Join(path, "weights"), &a.weights, errors);
   return a;
 }

@@ -21,10 +21,12 @@ TEST(Balance, SpreadAndPackRankByProjectedLoad) {
   // 4 × 24 GiB; the pod adds 1 × 9.6 GiB = 0.1 of the node.
   const Case cases[] = {
       {"spread: an idle node scores highest", BalanceMode::kSpread, 0.0, 0, 100 * (1 - 0.5 * 0.1)},
-      {"spread: a half-full node scores lower", BalanceMode::kSpread, 0.5, 0, 100 * (1 - 0.5 * 0.6)},
+      {"spread: a half-full node scores lower", BalanceMode::kSpread, 0.5, 0,
+       100 * (1 - 0.5 * 0.6)},
       {"spread: await counts, as a fraction of the reject threshold", BalanceMode::kSpread, 0.0,
        67.9, 100 * (1 - 0.5 * 0.1 - 0.2)},
-      {"pack: fuller below the warning level scores higher", BalanceMode::kPack, 0.5, 0, 100 * 0.5 * 0.6},
+      {"pack: fuller below the warning level scores higher", BalanceMode::kPack, 0.5, 0,
+       100 * 0.5 * 0.6},
       {"pack: a node the pod would push past the warning level scores 0", BalanceMode::kPack, 0.65,
        0, 0},
   };
@@ -49,7 +51,8 @@ TEST(Balance, SpreadOrdersNodesLeastLoadedFirst) {
   Balance plugin{BalanceArgs{}};
   double last = 101;
   for (double f : {0.1, 0.2, 0.4, 0.6}) {
-    const double s = plugin.ScoreOne(cycle, NodeBuilder("n").Gpus(4, 24 * kGi).MemoryFraction(f).Build(), {});
+    const double s =
+        plugin.ScoreOne(cycle, NodeBuilder("n").Gpus(4, 24 * kGi).MemoryFraction(f).Build(), {});
     EXPECT_LT(s, last) << f;
     last = s;
   }
@@ -65,7 +68,8 @@ TEST(BalanceArgs, Validation) {
       {"spread", "{mode: spread}", {}},
       {"pack", "{mode: pack}", {}},
       {"unknown mode", "{mode: fill}", {"b.mode: \"fill\" (expected spread or pack)"}},
-      {"weights must sum to 1", "{weights: {gpuMemory: 1, nvlink: 1, io: 0}}",
+      {"weights must sum to 1",
+       "{weights: {gpuMemory: 1, nvlink: 1, io: 0}}",
        {"b.weights: weights sum to 2, expected 1"}},
   };
   for (const auto& tc : cases) {

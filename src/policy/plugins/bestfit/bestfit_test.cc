@@ -26,7 +26,8 @@ TEST(BestFit, FullestNodeWins) {
     SCOPED_TRACE(tc.name);
     const PodDemand pod = PodBuilder().Gpus(tc.pod_gpus).Build();
     const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
-    const NodeState node = NodeBuilder("n").Gpus(4, 24 * kGi).Allocatable(tc.allocatable, tc.requested).Build();
+    const NodeState node =
+        NodeBuilder("n").Gpus(4, 24 * kGi).Allocatable(tc.allocatable, tc.requested).Build();
     EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, {}), tc.want);
   }
 }
@@ -34,7 +35,8 @@ TEST(BestFit, FullestNodeWins) {
 TEST(BestFit, TakesNoArgs) {
   ConfigErrors errors;
   EXPECT_EQ(NewBestFit(YAML::Load("{x: 1}"), "plugins.bestfit.args", errors), nullptr);
-  EXPECT_EQ(errors.items(), std::vector<std::string>{"plugins.bestfit.args: bestfit takes no args"});
+  EXPECT_EQ(errors.items(),
+            std::vector<std::string>{"plugins.bestfit.args: bestfit takes no args"});
 }
 
 }  // namespace

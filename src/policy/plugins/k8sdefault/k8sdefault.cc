@@ -68,7 +68,9 @@ std::int64_t K8sDefault::BalancedAllocation(const PodDemand& pod, const NodeStat
 double K8sDefault::ScoreOne(const CycleState& cycle, const NodeState& node,
                             const NodeScratch&) const {
   // Both plugins have weight 1 in the default profile.
-  return static_cast<double>(LeastAllocated(*cycle.pod, node) + BalancedAllocation(*cycle.pod, node)) / 2.0;
+  return static_cast<double>(LeastAllocated(*cycle.pod, node) +
+                             BalancedAllocation(*cycle.pod, node)) /
+         2.0;
 }
 
 std::unique_ptr<Plugin> NewK8sDefault(const YAML::Node& args, const std::string& path,

@@ -26,10 +26,14 @@ TEST(K8sDefault, MatchesKubeSchedulerFormulas) {
        // (87 + 87 + 87) / 3; fractions all 0.125: sd 0
        87, 100},
       {"half-allocated GPUs, light CPU",
-       NodeBuilder("n").Gpus(4, 24 * kGi).Allocatable(8, 4).Resources(16000, 64 * kGi, 4000, 16 * kGi).Build(),
+       NodeBuilder("n")
+           .Gpus(4, 24 * kGi)
+           .Allocatable(8, 4)
+           .Resources(16000, 64 * kGi, 4000, 16 * kGi)
+           .Build(),
        PodBuilder().Gpus(2).Requests(2000, 8 * kGi).Build(),
-       // cpu (16000-6000)*100/16000 = 62, mem (64-24)*100/64 = 62, gpu (8-6)*100/8 = 25 → 149/3 = 49;
-       // fractions 0.375, 0.375, 0.75: population sd 0.177 → 82
+       // cpu (16000-6000)*100/16000 = 62, mem (64-24)*100/64 = 62, gpu (8-6)*100/8 = 25 → 149/3 =
+       // 49; fractions 0.375, 0.375, 0.75: population sd 0.177 → 82
        49, 82},
       {"a pod without requests counts 100m and 200Mi for LeastAllocated only",
        NodeBuilder("n").Gpus(4, 24 * kGi).Allocatable(8).Resources(1000, 1 * kGi).Build(),
@@ -57,9 +61,14 @@ TEST(K8sDefault, SeesNoMemoryAtAll) {
   // The blind spot Tidal exists for: real GPU memory does not change the score.
   K8sDefault plugin{K8sDefaultArgs{}};
   const PodDemand pod = PodBuilder().Gpus(1).Requests(1000, 4 * kGi).Build();
-  const NodeState idle = NodeBuilder("a").Gpus(4, 24 * kGi).Allocatable(8, 2).Resources(16000, 64 * kGi).Build();
-  const NodeState full =
-      NodeBuilder("b").Gpus(4, 24 * kGi).MemoryFraction(0.97).Allocatable(8, 2).Resources(16000, 64 * kGi).Build();
+  const NodeState idle =
+      NodeBuilder("a").Gpus(4, 24 * kGi).Allocatable(8, 2).Resources(16000, 64 * kGi).Build();
+  const NodeState full = NodeBuilder("b")
+                             .Gpus(4, 24 * kGi)
+                             .MemoryFraction(0.97)
+                             .Allocatable(8, 2)
+                             .Resources(16000, 64 * kGi)
+                             .Build();
   const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
   EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, idle, {}), plugin.ScoreOne(cycle, full, {}));
 }

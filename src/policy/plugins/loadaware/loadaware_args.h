@@ -1,7 +1,7 @@
 #pragma once
-#include <string>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string>
 
 #include "tidal/policy/config.h"
 #include "tidal/policy/thresholds.h"

@@ -1,10 +1,11 @@
 #include "policy/plugins/loadaware/loadaware.h"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <random>
-#include <gtest/gtest.h>
 
 #include "testing/builders.h"
 
@@ -29,25 +30,31 @@ struct Case {
 // specification gave it).
 TEST(LoadAware, FilterAndScoreFollowDesignSection4) {
   const Case cases[] = {
-      {"worked case: 78% memory, no margin, scores 73.3", false, 0.78, 0, 0, false, true, "", 73.333333},
+      {"worked case: 78% memory, no margin, scores 73.3", false, 0.78, 0, 0, false, true, "",
+       73.333333},
       {"worked case: 88% memory is rejected with a readable reason", true, 0.88, 0, 0, false, false,
        "GPU memory 88% over reject threshold 82%", 0},
       {"below the warning band everything scores 100", true, 0.50, 0, 0, false, true, "", 100},
       {"the warning level itself scores 100", true, 0.70, 0, 0, false, true, "", 100},
       {"with the margin the band is 0.70 to 0.82", true, 0.76, 0, 0, false, true, "", 75},
-      {"exactly at the effective reject threshold still fits", true, 0.82, 0, 0, false, true, "", 50},
+      {"exactly at the effective reject threshold still fits", true, 0.82, 0, 0, false, true, "",
+       50},
       {"just over the effective reject threshold is rejected", true, 0.83, 0, 0, false, false,
        "over reject threshold 82%", 0},
       {"no margin: 84% fits", false, 0.84, 0, 0, false, true, "", 53.333333},
-      {"NVLink load does not reject a pod that does not use NVLink", true, 0.1, 0.9, 0, false, true, "", 100},
+      {"NVLink load does not reject a pod that does not use NVLink", true, 0.1, 0.9, 0, false, true,
+       "", 100},
       {"NVLink load rejects a pod that uses NVLink", true, 0.1, 0.9, 0, true, false,
        "NVLink load 0.90 over reject threshold 0.57", 0},
-      {"NVLink worked case: index 0.25 is below the warning level", true, 0.1, 0.25, 0, true, true, "", 100},
+      {"NVLink worked case: index 0.25 is below the warning level", true, 0.1, 0.25, 0, true, true,
+       "", 100},
       {"NVLink in the band costs 0.3 of its position", false, 0.1, 0.45, 0, true, true, "", 85},
-      {"await worked case: 42.83 ms is in the band", true, 0.1, 0, 42.83, false, true, "", 97.971326},
+      {"await worked case: 42.83 ms is in the band", true, 0.1, 0, 42.83, false, true, "",
+       97.971326},
       {"await over 67.9 ms is rejected", true, 0.1, 0, 68, false, false,
        "storage await 68.0 ms over reject threshold 67.9 ms", 0},
-      {"no margin: 70 ms await is the reject threshold and fits", false, 0.1, 0, 70, false, true, "", 80},
+      {"no margin: 70 ms await is the reject threshold and fits", false, 0.1, 0, 70, false, true,
+       "", 80},
       {"all three dimensions at the top of their band", false, 0.85, 0.6, 70, true, true, "", 0},
   };
   for (const Case& tc : cases) {
@@ -130,14 +137,19 @@ TEST(LoadAwareArgs, ValidationNamesEveryBadField) {
   };
   const ArgsCase cases[] = {
       {"defaults are valid", "{}", {}},
-      {"weights must sum to 1", "{weights: {gpuMemory: 0.5, nvlink: 0.5, io: 0.5}}",
+      {"weights must sum to 1",
+       "{weights: {gpuMemory: 0.5, nvlink: 0.5, io: 0.5}}",
        {"plugins.loadaware.args.weights: weights sum to 1.5, expected 1"}},
-      {"a negative weight", "{weights: {gpuMemory: 1.2, nvlink: -0.2, io: 0}}",
+      {"a negative weight",
+       "{weights: {gpuMemory: 1.2, nvlink: -0.2, io: 0}}",
        {"plugins.loadaware.args.weights.gpuMemory: 1.2 is outside [0, 1]",
         "plugins.loadaware.args.weights.nvlink: -0.2 is outside [0, 1]"}},
-      {"a typo is an error", "{wieghts: {}}",
-       {"plugins.loadaware.args.wieghts: unknown field (expected one of: weights, unknownNodeScore)"}},
-      {"unknown node score out of range", "{unknownNodeScore: 120}",
+      {"a typo is an error",
+       "{wieghts: {}}",
+       {"plugins.loadaware.args.wieghts: unknown field (expected one of: weights, "
+        "unknownNodeScore)"}},
+      {"unknown node score out of range",
+       "{unknownNodeScore: 120}",
        {"plugins.loadaware.args.unknownNodeScore: 120 is outside [0, 100]"}},
   };
   for (const auto& tc : cases) {
@@ -162,8 +174,9 @@ TEST(LoadAware, ReasonNumbersMatchFmt) {
   enum Dim { kMemory, kNvlink, kAwait };
   auto reason = [&](Dim dim, double value) {
     NodeState node = base;
-    (dim == kMemory ? node.load.gpu_memory : dim == kNvlink ? node.load.nvlink : node.load.await_ms) =
-        value;
+    (dim == kMemory   ? node.load.gpu_memory
+     : dim == kNvlink ? node.load.nvlink
+                      : node.load.await_ms) = value;
     NodeScratch scratch;
     return plugin.FilterOne(cycle, node, scratch).reason();
   };
@@ -188,12 +201,11 @@ TEST(LoadAware, ReasonNumbersMatchFmt) {
     double value;
   };
   const Edge edges[] = {
-      {kMemory, 0.995},  {kMemory, 0.865},  {kMemory, 1.0},     {kMemory, 12.345},
-      {kMemory, 1e200},  {kMemory, inf},    {kNvlink, 0.625},   {kNvlink, 0.875},
-      {kNvlink, 0.605},  {kNvlink, 0.995},  {kNvlink, 1234.5},  {kNvlink, 1e13},
-      {kNvlink, 1e300},  {kNvlink, inf},    {kAwait, 70.25},    {kAwait, 70.75},
-      {kAwait, 70.05},   {kAwait, 99.95},   {kAwait, 9.99e12},  {kAwait, 1e13},
-      {kAwait, 4.5e15},  {kAwait, 1e300},   {kAwait, inf},      {kAwait, 1e6 + 0.25},
+      {kMemory, 0.995},  {kMemory, 0.865}, {kMemory, 1.0},   {kMemory, 12.345},    {kMemory, 1e200},
+      {kMemory, inf},    {kNvlink, 0.625}, {kNvlink, 0.875}, {kNvlink, 0.605},     {kNvlink, 0.995},
+      {kNvlink, 1234.5}, {kNvlink, 1e13},  {kNvlink, 1e300}, {kNvlink, inf},       {kAwait, 70.25},
+      {kAwait, 70.75},   {kAwait, 70.05},  {kAwait, 99.95},  {kAwait, 9.99e12},    {kAwait, 1e13},
+      {kAwait, 4.5e15},  {kAwait, 1e300},  {kAwait, inf},    {kAwait, 1e6 + 0.25},
   };
   for (const Edge& e : edges) EXPECT_EQ(reason(e.dim, e.value), want(e.dim, e.value)) << e.value;
   std::mt19937_64 rng(20261203);
@@ -201,7 +213,8 @@ TEST(LoadAware, ReasonNumbersMatchFmt) {
   for (int i = 0; i < 20000; ++i) {
     const double m = frac(rng), l = nvl(rng), a = await(rng);
     // Exact ties too: multiples of 1/8 (two decimals) and 1/4 (one decimal).
-    const double lt = static_cast<double>(5 + rng() % 4000) / 8, at = static_cast<double>(281 + rng() % 4000) / 4;
+    const double lt = static_cast<double>(5 + rng() % 4000) / 8,
+                 at = static_cast<double>(281 + rng() % 4000) / 4;
     ASSERT_EQ(reason(kMemory, m), want(kMemory, m)) << m;
     ASSERT_EQ(reason(kNvlink, l), want(kNvlink, l)) << l;
     ASSERT_EQ(reason(kNvlink, lt), want(kNvlink, lt)) << lt;

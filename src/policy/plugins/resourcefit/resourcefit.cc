@@ -9,8 +9,9 @@ namespace tidal {
 Status ResourceFit::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratch&) const {
   const PodDemand& pod = *cycle.pod;
   if (pod.gpu_count > 0 && node.gpus_requested + pod.gpu_count > node.AllocatableGpus())
-    return Status::Unfit(fmt::format("Insufficient nvidia.com/gpu ({} of {} allocated, pod asks {})",
-                                     node.gpus_requested, node.AllocatableGpus(), pod.gpu_count));
+    return Status::Unfit(
+        fmt::format("Insufficient nvidia.com/gpu ({} of {} allocated, pod asks {})",
+                    node.gpus_requested, node.AllocatableGpus(), pod.gpu_count));
   if (node.cpu_milli_allocatable > 0 &&
       node.cpu_milli_requested + pod.cpu_milli > node.cpu_milli_allocatable)
     return Status::Unfit("Insufficient cpu");
