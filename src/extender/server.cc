@@ -31,6 +31,32 @@ struct Server::Impl {
     if (why.empty()) ready.store(true);
     return why;
   }
+
+  // Health, readiness and /metrics: on the verbs' listener and on the second one.
+  void AddOpsRoutes(Server& server, http::Server& on) {
+    on.Route("GET", "/healthz",
+             [](const http::Request&, http::Response& res) { res.Set("ok\n", "text/plain"); });
+    on.Route("GET", "/readyz", [this](const http::Request&, http::Response& res) {
+      // Ready once the first fetch has finished: a snapshot, or the fallback, is in place.
+      const auto view = store.Load();
+      if (view->health.attempts == 0) {
+        res.status = 503;
+        res.Set("waiting for the first metrics fetch\n", "text/plain");
+        return;
+      }
+      if (not_ready) {
+        if (std::string why = not_ready(); !why.empty()) {
+          res.status = 503;
+          res.Set(why + "\n", "text/plain");
+          return;
+        }
+      }
+      res.Set(view->snapshot ? "ok\n" : "ok (fallback: no snapshot yet)\n", "text/plain");
+    });
+    on.Route("GET", "/metrics", [&server](const http::Request&, http::Response& res) {
+      res.Set(server.MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+  }
 };
 
 Server::Server(Extender& extender, ExtenderMetrics& metrics, const ViewStore& store,
@@ -183,31 +209,6 @@ Status Server::Start() {
                 impl_->options.log ? *impl_->options.log : *spdlog::default_logger_raw(), req, res,
                 ep);
   };
-  // Health, readiness and /metrics: on the verbs' listener and on the second one.
-  auto add_ops_routes = [this, &im](http::Server& on) {
-    on.Route("GET", "/healthz",
-             [](const http::Request&, http::Response& res) { res.Set("ok\n", "text/plain"); });
-    on.Route("GET", "/readyz", [&im](const http::Request&, http::Response& res) {
-      // Ready once the first fetch has finished: a snapshot, or the fallback, is in place.
-      const auto view = im.store.Load();
-      if (view->health.attempts == 0) {
-        res.status = 503;
-        res.Set("waiting for the first metrics fetch\n", "text/plain");
-        return;
-      }
-      if (im.not_ready) {
-        if (std::string why = im.not_ready(); !why.empty()) {
-          res.status = 503;
-          res.Set(why + "\n", "text/plain");
-          return;
-        }
-      }
-      res.Set(view->snapshot ? "ok\n" : "ok (fallback: no snapshot yet)\n", "text/plain");
-    });
-    on.Route("GET", "/metrics", [this](const http::Request&, http::Response& res) {
-      res.Set(MetricsText(), "text/plain; version=0.0.4; charset=utf-8");
-    });
-  };
   http::Options verbs = ListenerOptions(o, o.host, o.port, o.threads, o.max_body_bytes);
   verbs.on_exception = on_exception;
   im.http = std::make_unique<http::Server>(std::move(verbs));
@@ -238,7 +239,7 @@ Status Server::Start() {
       res.Set(std::move(r.body), "application/json");
     });
   }
-  add_ops_routes(s);
+  im.AddOpsRoutes(*this, s);
   // Node names and loads: only where the verbs are (reach it with kubectl port-forward).
   s.Route("GET", "/debug/nodes", [this](const http::Request&, http::Response& res) {
     res.Set(impl_->extender.DebugNodes() + "\n", "application/json");
@@ -249,7 +250,7 @@ Status Server::Start() {
     ops.tls_client_ca_file.clear();  // probes and Prometheus present no client certificate
     ops.on_exception = on_exception;
     im.ops = std::make_unique<http::Server>(std::move(ops));
-    add_ops_routes(*im.ops);
+    im.AddOpsRoutes(*this, *im.ops);
   }
   if (Status st = s.Start(); !st.ok()) return st;
   if (im.ops) {
