@@ -6,34 +6,66 @@ function(tidal_warnings target)
   endif()
 endfunction()
 
+# tidal_private_includes(TARGET): what TARGET may include privately, as "<layer>/...":
+# its own layer's folder src/<layer>, through a link in the build tree, and no
+# other layer's (a private header of another layer does not compile). Targets
+# outside src/ get none. scripts/check-layers.py checks the public headers' order.
+function(tidal_private_includes target)
+  file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
+  if(rel MATCHES "^\\.\\.")
+    return()
+  endif()
+  string(REGEX REPLACE "/.*" "" layer "${rel}")
+  set(dir ${CMAKE_BINARY_DIR}/private-include/${layer})
+  if(NOT IS_SYMLINK ${dir}/${layer})
+    file(MAKE_DIRECTORY ${dir})
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/src/${layer} ${dir}/${layer} SYMBOLIC)
+  endif()
+  target_include_directories(${target} PRIVATE ${dir})
+endfunction()
+
 # tidal_library(NAME SOURCES ... DEPS ...): one library per layer, aliased tidal::NAME.
 function(tidal_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(tidal_${name} STATIC ${ARG_SOURCES})
   add_library(tidal::${name} ALIAS tidal_${name})
-  target_include_directories(tidal_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include
-                                           PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_include_directories(tidal_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  tidal_private_includes(tidal_${name})
   target_link_libraries(tidal_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   tidal_warnings(tidal_${name})
 endfunction()
 
-# tidal_test(NAME SOURCES ... DEPS ...): a GoogleTest binary registered with CTest.
+# tidal_test(NAME SOURCES ... DEPS ... [USES_CLI] [INTEGRATION]): a GoogleTest binary
+# registered with CTest. Labelled `unit`, or `integration` when it starts other
+# processes (USES_CLI: it runs the `tidal` executable, which it then depends on;
+# INTEGRATION: it starts something else, e.g. Prometheus). Building one test
+# builds only what it links (and `tidal` with USES_CLI).
 function(tidal_test name)
   if(NOT TIDAL_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "USES_CLI;INTEGRATION" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  tidal_private_includes(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} tidal_testing GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name} PRIVATE
     TIDAL_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    TIDAL_TESTDATA_DIR="${PROJECT_SOURCE_DIR}/testdata"
-    TIDAL_BINARY="$<TARGET_FILE:tidal>")
+    TIDAL_TESTDATA_DIR="${PROJECT_SOURCE_DIR}/testdata")
+  set(label unit)
+  set(environment "")
+  if(ARG_USES_CLI)
+    target_compile_definitions(${name} PRIVATE TIDAL_BINARY="$<TARGET_FILE:tidal>")
+    add_dependencies(${name} tidal)
+    set(environment "TIDAL_BINARY=$<TARGET_FILE:tidal>")
+    set(label integration)
+  endif()
+  if(ARG_INTEGRATION)
+    set(label integration)
+  endif()
   tidal_warnings(${name})
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
-                       PROPERTIES ENVIRONMENT "TIDAL_BINARY=$<TARGET_FILE:tidal>")
-  add_dependencies(${name} tidal)
+                       PROPERTIES LABELS ${label} ENVIRONMENT "${environment}")
 endfunction()
 
 # tidal_fuzzer(NAME DEPS ... [SEEDS glob ...] [DICT name]): the libFuzzer target

@@ -5,10 +5,10 @@
 #include <cmath>
 
 #include "check.h"
+#include "tidal/kubetypes/pod.h"
 #include "tidal/policy/config.h"
 #include "tidal/policy/cycle.h"
 #include "tidal/policy/plugin.h"
-#include "tidal/policy/pod_decode.h"
 
 namespace tidal::fuzz {
 

@@ -1,14 +1,14 @@
 // Kubernetes quantities, the strict ai.gpu-reject-threshold decimal and config
 // durations: no crash, errors name the field, and the three quantity entry points
 // agree with each other and with FormatBytes.
-#include "tidal/core/quantity.h"
+#include "tidal/kubetypes/quantity.h"
 
 #include <cmath>
 #include <string>
 
 #include "check.h"
+#include "tidal/kubetypes/pod.h"
 #include "tidal/policy/config.h"
-#include "tidal/policy/pod_decode.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = tidal::fuzz::AsText(data, size);

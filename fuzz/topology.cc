@@ -1,7 +1,7 @@
 // `nvidia-smi topo -m` matrices: a Status naming the line, or a topology whose
 // tables all have the sizes its GPU and NIC lists say, and whose NVLink peers are
 // GPUs of the node.
-#include "tidal/policy/topology.h"
+#include "tidal/gpu/topology.h"
 
 #include "check.h"
 

@@ -20,7 +20,9 @@ LEVEL = {
     "core": 0,
     "http": 1,
     "kube": 1,
-    "metrics": 1,  # on core alone (issue 26, step 1)
+    "kubetypes": 1,
+    "gpu": 1,
+    "metrics": 1,  # on core alone
     "policy": 2,
     "agent": 4,
     "deviceplugin": 4,
@@ -33,10 +35,6 @@ LEVEL = {
 
 # (file, included header): reaches to remove, each with what removes it.
 KNOWN = {
-    # Pod decoding and quantities move below policy (issue 26, step 1).
-    ("src/kube/objects.cc", "tidal/policy/pod_decode.h"),
-    # The snapshot's source names move out of the policy config (issue 26, step 1).
-    ("include/tidal/metrics/snapshot.h", "tidal/policy/config.h"),
     # The simulators reach plugins through the registry only (issue 26, step 1).
     ("src/sim/trace_policies.cc", "policy/plugins/balance/balance.h"),
     ("src/sim/trace_policies.cc", "policy/plugins/bestfitmilli/bestfitmilli.h"),
@@ -51,8 +49,6 @@ KNOWN = {
     ("src/sim/fgd_experiment.cc", "policy/plugins/fgd/fgd.h"),
     ("src/sim/fgd_experiment.cc", "policy/plugins/milligpu/milligpu.h"),
     ("src/sim/simulator.cc", "policy/plugins/k8sdefault/k8sdefault.h"),
-    # The NVML declarations move to a GPU library both use (issue 26, step 1).
-    ("src/deviceplugin/nvml_xid.cc", "agent/nvml_api.h"),
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

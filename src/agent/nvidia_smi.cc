@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "tidal/agent/gpu.h"
-#include "tidal/policy/topology.h"
+#include "tidal/gpu/topology.h"
 
 namespace tidal::agent {
 

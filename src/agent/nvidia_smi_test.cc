@@ -9,7 +9,7 @@
 
 #include "agent/agent_test_util.h"
 #include "tidal/agent/gpu.h"
-#include "tidal/policy/topology.h"
+#include "tidal/gpu/topology.h"
 
 namespace tidal::agent {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "agent/nvml_api.h"
 #include "tidal/agent/gpu.h"
+#include "tidal/gpu/nvml_api.h"
 
 namespace tidal::agent {
 namespace {

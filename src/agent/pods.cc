@@ -2,9 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tidal/policy/config.h"
-#include "tidal/policy/cycle.h"
-#include "tidal/policy/pod_decode.h"
+#include "tidal/kubetypes/pod.h"
 
 namespace tidal::agent {
 

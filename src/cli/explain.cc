@@ -10,10 +10,11 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "tidal/core/file.h"
-#include "tidal/core/quantity.h"
 #include "tidal/core/text.h"
+#include "tidal/kubetypes/pod.h"
+#include "tidal/kubetypes/pod_yaml.h"
+#include "tidal/kubetypes/quantity.h"
 #include "tidal/policy/config.h"
-#include "tidal/policy/pod_decode.h"
 #include "tidal/policy/runner.h"
 #include "tidal/policy/snapshot_file.h"
 

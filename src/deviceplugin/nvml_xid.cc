@@ -1,12 +1,12 @@
 // XID events from NVML's event API, loaded with dlopen (as the agent's NVML
 // source is, so the plugin starts on machines without a driver). The event
-// declarations are ours, like src/agent/nvml_api.h's, from the NVML reference.
+// declarations are ours, like include/tidal/gpu/nvml_api.h's, from the NVML reference.
 #include <dlfcn.h>
 
 #include <vector>
 
-#include "agent/nvml_api.h"
 #include "tidal/deviceplugin/health.h"
+#include "tidal/gpu/nvml_api.h"
 
 namespace tidal::deviceplugin {
 namespace {

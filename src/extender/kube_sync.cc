@@ -3,9 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "tidal/kube/objects.h"
+#include "tidal/kubetypes/pod.h"
 #include "tidal/policy/cycle.h"
 #include "tidal/policy/memory_learner.h"
-#include "tidal/policy/pod_decode.h"
 
 namespace tidal::extender {
 namespace {

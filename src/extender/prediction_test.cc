@@ -16,7 +16,7 @@
 #include "tidal/extender/kube_sync.h"
 #include "tidal/extender/peak_tracker.h"
 #include "tidal/extender/refresher.h"
-#include "tidal/policy/pod_decode.h"
+#include "tidal/kubetypes/pod.h"
 
 namespace tidal::extender {
 namespace {

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <functional>
 
-#include "tidal/core/quantity.h"
 #include "tidal/core/text.h"
+#include "tidal/kubetypes/quantity.h"
 
 namespace tidal::extender {
 namespace {

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "tidal/core/quantity.h"
-#include "tidal/policy/pod_decode.h"
+#include "tidal/kubetypes/pod.h"
+#include "tidal/kubetypes/quantity.h"
 
 namespace tidal::kube {
 namespace {

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "tidal/core/file.h"
-#include "tidal/core/quantity.h"
 #include "tidal/core/status.h"
 #include "tidal/core/text.h"
+#include "tidal/kubetypes/quantity.h"
 #include "tidal/policy/registry.h"
 #include "tidal/policy/yaml_util.h"
 
@@ -20,18 +20,6 @@ std::string ConfigErrors::Joined() const {
   std::string out;
   for (const auto& e : items_) out += e + "\n";
   return out;
-}
-
-const char* MetricsSourceName(MetricsSourceKind kind) {
-  switch (kind) {
-    case MetricsSourceKind::kDcgmExporter:
-      return "dcgm-exporter";
-    case MetricsSourceKind::kNodeExporter:
-      return "node-exporter";
-    case MetricsSourceKind::kTidalAgent:
-      break;
-  }
-  return "tidal-agent";
 }
 
 const TenantConfig* PolicyConfig::TenantFor(const std::string& ns) const {

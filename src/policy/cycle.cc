@@ -1,19 +1,9 @@
 #include "tidal/policy/cycle.h"
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 
 namespace tidal {
-namespace {
-
-bool ContainsIgnoreCase(const std::string& text, const std::string& pattern) {
-  auto it = std::search(text.begin(), text.end(), pattern.begin(), pattern.end(),
-                        [](char a, char b) { return std::tolower(a) == std::tolower(b); });
-  return !pattern.empty() && it != text.end();
-}
-
-}  // namespace
 
 Bytes EstimateMemoryNeed(const MemoryEstimate& estimate, const PodDemand& pod) {
   if (pod.gpu_memory_declared) return pod.gpu_memory_per_gpu;
@@ -30,19 +20,6 @@ Bytes EstimateMemoryNeed(const MemoryEstimate& estimate, const PodDemand& pod) {
   }
   auto it = estimate.by_load_type.find(pod.load_type);
   return it != estimate.by_load_type.end() ? it->second : estimate.fallback;
-}
-
-bool PodUsesNvlink(const NvlinkDetection& detection, const PodDemand& pod) {
-  if (pod.nvlink_required) return true;
-  if (pod.gpu_count < std::max(2, detection.min_gpus)) {
-    // One GPU never talks over NVLink to itself: only an explicit request counts.
-    return false;
-  }
-  if (pod.nvlink_auto) return true;
-  for (const auto& image : pod.images)
-    for (const auto& pattern : detection.image_patterns)
-      if (ContainsIgnoreCase(image, pattern)) return true;
-  return false;
 }
 
 Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleState* out,

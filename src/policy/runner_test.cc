@@ -3,7 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "testing/builders.h"
-#include "tidal/policy/pod_decode.h"
+#include "tidal/kubetypes/pod.h"
+#include "tidal/kubetypes/pod_yaml.h"
 #include "tidal/policy/registry.h"
 
 namespace tidal {

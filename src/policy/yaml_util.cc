@@ -2,8 +2,8 @@
 
 #include <charconv>
 
-#include "tidal/core/quantity.h"
 #include "tidal/core/text.h"
+#include "tidal/kubetypes/quantity.h"
 
 namespace tidal::yamlutil {
 namespace {

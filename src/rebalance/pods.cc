@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "tidal/kubetypes/pod.h"
 #include "tidal/policy/config.h"
-#include "tidal/policy/pod_decode.h"
 
 namespace tidal::rebalance {
 namespace {

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "tidal/core/file.h"
-#include "tidal/core/quantity.h"
 #include "tidal/core/status.h"
+#include "tidal/kubetypes/quantity.h"
 #include "tidal/policy/config.h"
 #include "tidal/policy/yaml_util.h"
 

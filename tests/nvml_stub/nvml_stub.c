@@ -38,10 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/nvml_api.h"
+#include "tidal/gpu/nvml_api.h"
 
 #define MAX_GPUS 64
-/* Not in src/agent/nvml_api.h (the agent never waits): NVML's value. */
+/* Not in include/tidal/gpu/nvml_api.h (the agent never waits): NVML's value. */
 #define STUB_NVML_ERROR_TIMEOUT 10
 
 struct link {

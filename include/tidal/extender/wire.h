@@ -14,7 +14,7 @@
 #include "tidal/core/status.h"
 #include "tidal/core/text.h"
 #include "tidal/core/types.h"
-#include "tidal/policy/pod_decode.h"
+#include "tidal/kubetypes/pod.h"
 
 namespace tidal::extender {
 

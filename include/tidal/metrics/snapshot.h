@@ -18,7 +18,7 @@
 #include "tidal/core/status.h"
 #include "tidal/core/types.h"
 #include "tidal/metrics/prometheus_client.h"
-#include "tidal/policy/config.h"
+#include "tidal/metrics/source_config.h"
 
 namespace tidal {
 

@@ -10,6 +10,8 @@
 
 #include "tidal/core/clock.h"
 #include "tidal/core/types.h"
+#include "tidal/kubetypes/pod.h"
+#include "tidal/metrics/source_config.h"
 #include "tidal/policy/thresholds.h"
 
 namespace tidal {
@@ -38,12 +40,6 @@ struct TenantConfig {
   // reject threshold; values outside are clamped to it.
   double pod_threshold_min = 0.0;
   double pod_threshold_max = 0.85;
-};
-
-struct NvlinkDetection {
-  int slots_per_gpu = 2;
-  std::vector<std::string> image_patterns{"pytorch"};
-  int min_gpus = 2;  // an image match flags the pod only with at least this many GPUs
 };
 
 struct MemoryEstimate {
@@ -98,55 +94,6 @@ struct MemoryLearningConfig {
   int window = 64;         // most recent peaks kept per key
   double headroom = 0.10;  // added on top of the quantile
   std::string file;        // where what was learned is kept across restarts; empty: memory only
-};
-
-// Where the extender reads each load dimension from (docs/metrics-sources.md):
-// Tidal's own agent (the ai_* series), or the exporters a GPU cluster usually
-// already runs: NVIDIA's dcgm-exporter for GPU memory and NVLink traffic,
-// Prometheus' node-exporter for storage await.
-enum class MetricsSourceKind { kTidalAgent, kDcgmExporter, kNodeExporter };
-const char* MetricsSourceName(MetricsSourceKind kind);
-
-// dcgm-exporter has NVLink traffic two ways: the profiling gauges
-// DCGM_FI_PROF_NVLINK_TX_BYTES/RX_BYTES (bytes/s per direction, need DCGM's
-// profiling module) or DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (default counters).
-enum class DcgmNvlinkSeries { kProfiling, kBandwidthTotal };
-
-// What dcgm-exporter's series do not say about a GPU model: its NVLink topology
-// (which GPUs are linked) and its NVLink peak, for the utilisation.
-struct GpuModelInfo {
-  bool fully_linked = false;    // NVSwitch systems: every pair of the node's GPUs linked
-  int links_per_pair = 1;       // links between two GPUs when fully linked (topo -m's NV#)
-  double nvlink_peak_gbps = 0;  // per GPU and direction, all links, GB/s; 0: not known
-  friend bool operator==(const GpuModelInfo&, const GpuModelInfo&) = default;
-};
-
-struct MetricsSourceConfig {
-  MetricsSourceKind gpu_memory = MetricsSourceKind::kTidalAgent;
-  MetricsSourceKind nvlink = MetricsSourceKind::kTidalAgent;
-  MetricsSourceKind storage = MetricsSourceKind::kTidalAgent;
-  // dcgm-exporter: the label naming the node (its own Hostname, or node /
-  // kubernetes_node added by scrape relabelling).
-  std::string dcgm_node_label = "Hostname";
-  DcgmNvlinkSeries dcgm_nvlink_series = DcgmNvlinkSeries::kProfiling;
-  // DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL's unit in bytes (its documentation gives
-  // none; NVIDIA's maintainers say KB/s).
-  double dcgm_bandwidth_total_bytes_per_unit = 1024;
-  std::string node_exporter_node_label = "node";
-  // node-exporter's `device` label values to read (RE2, fully anchored, as PromQL's
-  // =~): the data disks. The default takes whole disks, no partitions.
-  std::string node_exporter_devices = "nvme[0-9]+n[0-9]+|sd[a-z]+|vd[a-z]+|xvd[a-z]+";
-  TimeMs node_exporter_rate_window_ms = 60'000;
-  std::map<std::string, GpuModelInfo> gpu_models;  // by dcgm-exporter's modelName
-
-  // Today's behaviour: every dimension from the agent.
-  bool AllAgent() const {
-    return gpu_memory == MetricsSourceKind::kTidalAgent &&
-           nvlink == MetricsSourceKind::kTidalAgent && storage == MetricsSourceKind::kTidalAgent;
-  }
-  bool Uses(MetricsSourceKind kind) const {
-    return gpu_memory == kind || nvlink == kind || storage == kind;
-  }
 };
 
 enum class WhenAllRejected { kPending, kLeastLoaded };

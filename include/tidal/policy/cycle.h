@@ -16,6 +16,5 @@ Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleSt
 
 EffectiveThresholds ResolveThresholds(const PolicyConfig& config, const PodDemand& pod);
 Bytes EstimateMemoryNeed(const MemoryEstimate& estimate, const PodDemand& pod);
-bool PodUsesNvlink(const NvlinkDetection& detection, const PodDemand& pod);
 
 }  // namespace tidal

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tidal/core/quantity.h"
+#include "tidal/kubetypes/quantity.h"
 #include "tidal/policy/yaml_util.h"
 
 namespace tidal {

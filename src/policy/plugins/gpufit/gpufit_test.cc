@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "testing/builders.h"
-#include "tidal/policy/topology.h"
+#include "tidal/gpu/topology.h"
 
 namespace tidal {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "tidal/core/quantity.h"
+#include "tidal/kubetypes/quantity.h"
 
 namespace tidal {
 

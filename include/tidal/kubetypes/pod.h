@@ -1,5 +1,5 @@
 #pragma once
-// Decoding Kubernetes Pod objects (JSON with simdjson, YAML with yaml-cpp) into
+// Decoding Kubernetes Pod objects (JSON with simdjson; YAML in pod_yaml.h) into
 // the pod's GPU demand. Malformed input gives a Status naming the field; a
 // malformed annotation gives a PodDemand with invalid_reason set (the pod is then
 // unresolvable everywhere), never a crash and never a looser check.
@@ -33,10 +33,7 @@ struct RawPod {
   std::vector<RawContainer> init_containers;
 };
 
-// A whole Pod document: JSON if it starts with '{', YAML otherwise.
-Status DecodePodText(std::string_view text, RawPod* out);
 Status DecodePodJson(std::string_view json, RawPod* out);
-Status DecodePodYaml(std::string_view yaml, RawPod* out);
 
 // GPU count from nvidia.com/gpu (limits, else requests; summed over containers,
 // max with init containers), annotations ai.gpu-memory, ai.model-size,
@@ -46,6 +43,17 @@ PodDemand ToPodDemand(const RawPod& pod);
 
 // Strict parse of ai.gpu-reject-threshold: a plain decimal in [0, 1], no spaces.
 std::optional<double> ParseRejectThreshold(std::string_view text, std::string* error);
+
+// How a pod that does not say so is recognised as using NVLink.
+struct NvlinkDetection {
+  int slots_per_gpu = 2;
+  std::vector<std::string> image_patterns{"pytorch"};
+  int min_gpus = 2;  // an image match flags the pod only with at least this many GPUs
+};
+
+// ai.nvlink-required, or (with at least min_gpus GPUs) ai.auto-nvlink or an image
+// matching one of the patterns.
+bool PodUsesNvlink(const NvlinkDetection& detection, const PodDemand& pod);
 
 inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
 inline constexpr std::string_view kAnnotationGpuMemory = "ai.gpu-memory";

@@ -5,7 +5,7 @@
 // stops. Matrix and affinity cells never contain spaces, so rows are split on any whitespace;
 // the TAB structure only matters for the header (multi-word column names) and for rows whose
 // affinity cells are empty, and for pasted copies it is rebuilt from the column positions.
-#include "tidal/policy/topology.h"
+#include "tidal/gpu/topology.h"
 
 #include <cstddef>
 #include <optional>

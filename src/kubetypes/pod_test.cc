@@ -1,10 +1,12 @@
-#include "tidal/policy/pod_decode.h"
+#include "tidal/kubetypes/pod.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "tidal/kubetypes/pod_yaml.h"
 
 namespace tidal {
 namespace {

@@ -1,29 +1,33 @@
-#include "tidal/policy/pod_decode.h"
+#include "tidal/kubetypes/pod.h"
 
 #include <simdjson.h>
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <exception>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <utility>
 
-#include "tidal/core/quantity.h"
+#include "kubetypes/pod_reader.h"
 #include "tidal/core/text.h"
+#include "tidal/kubetypes/quantity.h"
 
 namespace tidal {
 namespace {
 
-// ---- One document model over both parsers, so both decode with the same rules. ----
+using pod_reader::DecodePod;
+using pod_reader::IndexPath;
+using pod_reader::Kind;
+using pod_reader::MemberPath;
 
-enum class Kind { kAbsent, kNull, kObject, kArray, kString, kNumber, kBool };
-
-bool IsNullish(Kind k) { return k == Kind::kAbsent || k == Kind::kNull; }
+bool ContainsIgnoreCase(const std::string& text, const std::string& pattern) {
+  auto it = std::search(text.begin(), text.end(), pattern.begin(), pattern.end(),
+                        [](char a, char b) { return std::tolower(a) == std::tolower(b); });
+  return !pattern.empty() && it != text.end();
+}
 
 class JsonValue {
  public:
@@ -114,261 +118,6 @@ class JsonValue {
   simdjson::dom::element element_;
   bool present_ = false;
 };
-
-class YamlValue {
- public:
-  YamlValue() = default;
-  explicit YamlValue(YAML::Node node) : node_(std::move(node)), present_(true) {}
-
-  Kind kind() const {
-    // IsDefined first: a missing key is a "zombie" node whose other queries throw.
-    if (!present_ || !node_.IsDefined()) return Kind::kAbsent;
-    if (node_.IsMap()) return Kind::kObject;
-    if (node_.IsSequence()) return Kind::kArray;
-    if (node_.IsScalar()) return Kind::kString;  // YAML scalars are text: 2, true, 16Gi
-    return Kind::kNull;
-  }
-
-  YamlValue Get(std::string_view key) const {
-    if (kind() != Kind::kObject) return {};
-    return YamlValue(node_[std::string(key)]);  // const lookup: never inserts the key
-  }
-
-  template <class F>
-  Status ForEachMember(const std::string& path, F&& f) const {
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      if (!it->first.IsDefined() || !it->first.IsScalar())
-        return Status::Error(path + ": a key is not a string");
-      if (Status s = f(std::string_view(it->first.Scalar()), YamlValue(it->second)); !s.ok())
-        return s;
-    }
-    return {};
-  }
-
-  template <class F>
-  Status ForEachElement(F&& f) const {
-    std::size_t i = 0;
-    for (auto it = node_.begin(); it != node_.end(); ++it)
-      if (Status s = f(i++, YamlValue(*it)); !s.ok()) return s;
-    return {};
-  }
-
-  std::optional<std::string> Text() const {
-    if (kind() != Kind::kString) return std::nullopt;
-    return node_.Scalar();
-  }
-
- private:
-  YAML::Node node_;
-  bool present_ = false;
-};
-
-// Counts a YAML stream's documents before YAML::LoadAll runs. yaml-cpp 0.7's LoadAll loops
-// forever, allocating, on a stray flow indicator such as a leading ',' (jbeder/yaml-cpp#1040):
-// its parser then yields empty documents without consuming input. A document that starts
-// where the previous one did is that loop, and is reported as invalid YAML instead.
-class DocumentCounter final : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark& mark) override {
-    start_ = mark;
-    content_ = false;
-  }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content_ = true; }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {
-    content_ = true;
-  }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    content_ = true;
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    content_ = true;
-  }
-  void OnMapEnd() override {}
-
-  const YAML::Mark& start() const { return start_; }
-  bool content() const { return content_; }
-
- private:
-  YAML::Mark start_;
-  bool content_ = false;
-};
-
-// The number of non-empty documents (stopping at 2), or an error. May throw YAML exceptions.
-Status CountYamlDocuments(const std::string& yaml, int* count) {
-  constexpr int kMaxDocuments = 1000;  // empty "---" documents; more is not a Pod file
-  std::istringstream in(yaml);
-  YAML::Parser parser(in);
-  DocumentCounter counter;
-  int documents = 0;
-  std::optional<int> previous_pos;
-  *count = 0;
-  while (*count < 2 && parser.HandleNextDocument(counter)) {
-    if (counter.start().pos == previous_pos || ++documents > kMaxDocuments)
-      return Status::Error("invalid YAML: unexpected input at line " +
-                           std::to_string(counter.start().line + 1) + ", column " +
-                           std::to_string(counter.start().column + 1));
-    previous_pos = counter.start().pos;
-    if (counter.content()) ++*count;
-  }
-  return {};
-}
-
-// ---- Decoding, with JSON paths in every message. ----
-
-Status TypeError(const std::string& path, std::string_view expected) {
-  return Status::Error(path + ": expected " + std::string(expected));
-}
-
-std::string MemberPath(const std::string& path, std::string_view key) {
-  return path + "[" + QuoteInput(key) + "]";
-}
-
-std::string IndexPath(const std::string& path, std::size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
-// Null and absent are the same: `out` is left as it is.
-template <class V>
-Status ReadString(const V& v, const std::string& path, std::string* out) {
-  const Kind k = v.kind();
-  if (IsNullish(k)) return {};
-  std::optional<std::string> text = k == Kind::kString ? v.Text() : std::nullopt;
-  if (!text) return TypeError(path, "a string");
-  *out = std::move(*text);
-  return {};
-}
-
-// A map of strings (labels, annotations, resource lists). Quantities may be numbers.
-template <class V>
-Status ReadStringMap(const V& v, const std::string& path, bool allow_numbers,
-                     std::map<std::string, std::string>* out) {
-  const Kind k = v.kind();
-  if (IsNullish(k)) return {};
-  if (k != Kind::kObject) return TypeError(path, "an object");
-  return v.ForEachMember(path, [&](std::string_view key, const V& value) -> Status {
-    const Kind vk = value.kind();
-    if (IsNullish(vk)) return {};
-    std::optional<std::string> text;
-    if (vk == Kind::kString || (allow_numbers && vk == Kind::kNumber)) text = value.Text();
-    if (!text)
-      return TypeError(MemberPath(path, key), allow_numbers ? "a string or a number" : "a string");
-    (*out)[std::string(key)] = std::move(*text);
-    return {};
-  });
-}
-
-template <class V>
-Status ReadEnv(const V& v, const std::string& path, std::map<std::string, std::string>* out) {
-  const Kind k = v.kind();
-  if (IsNullish(k)) return {};
-  if (k != Kind::kArray) return TypeError(path, "an array");
-  return v.ForEachElement([&](std::size_t i, const V& entry) -> Status {
-    const std::string p = IndexPath(path, i);
-    if (entry.kind() != Kind::kObject) return TypeError(p, "an object");
-    std::string name;
-    if (Status s = ReadString(entry.Get("name"), p + ".name", &name); !s.ok()) return s;
-    if (name.empty()) return TypeError(p + ".name", "a non-empty string");
-    // valueFrom (secrets, field refs) is resolved by the kubelet: its value is unknown here.
-    if (!IsNullish(entry.Get("valueFrom").kind())) return {};
-    std::string value;
-    if (Status s = ReadString(entry.Get("value"), p + ".value", &value); !s.ok()) return s;
-    (*out)[name] = std::move(value);  // a later duplicate wins, as in the kubelet
-    return {};
-  });
-}
-
-template <class V>
-Status ReadContainer(const V& v, const std::string& path, RawContainer* out) {
-  if (v.kind() != Kind::kObject) return TypeError(path, "an object");
-  if (Status s = ReadString(v.Get("name"), path + ".name", &out->name); !s.ok()) return s;
-  if (Status s = ReadString(v.Get("image"), path + ".image", &out->image); !s.ok()) return s;
-  if (Status s = ReadEnv(v.Get("env"), path + ".env", &out->env); !s.ok()) return s;
-  const V resources = v.Get("resources");
-  const Kind rk = resources.kind();
-  if (IsNullish(rk)) return {};
-  if (rk != Kind::kObject) return TypeError(path + ".resources", "an object");
-  if (Status s = ReadStringMap(resources.Get("requests"), path + ".resources.requests", true,
-                               &out->requests);
-      !s.ok())
-    return s;
-  return ReadStringMap(resources.Get("limits"), path + ".resources.limits", true, &out->limits);
-}
-
-template <class V>
-Status ReadContainers(const V& v, const std::string& path, std::vector<RawContainer>* out) {
-  const Kind k = v.kind();
-  if (IsNullish(k)) return {};
-  if (k != Kind::kArray) return TypeError(path, "an array");
-  return v.ForEachElement([&](std::size_t i, const V& c) -> Status {
-    RawContainer container;
-    if (Status s = ReadContainer(c, IndexPath(path, i), &container); !s.ok()) return s;
-    out->push_back(std::move(container));
-    return {};
-  });
-}
-
-// An object or nothing: *present tells which.
-template <class V>
-Status ReadSection(const V& v, const std::string& path, bool* present) {
-  const Kind k = v.kind();
-  *present = k == Kind::kObject;
-  if (IsNullish(k) || *present) return {};
-  return TypeError(path, "an object");
-}
-
-template <class V>
-Status DecodePod(const V& root, RawPod* out) {
-  if (root.kind() != Kind::kObject) return TypeError("pod", "an object");
-  // A Deployment or Job decodes to a pod without containers; say so rather than place 0 GPUs.
-  std::string kind;
-  if (Status s = ReadString(root.Get("kind"), "kind", &kind); !s.ok()) return s;
-  if (!kind.empty() && kind != "Pod")
-    return Status::Error("kind: expected Pod, got " + QuoteInput(kind));
-
-  bool present = false;
-  const V metadata = root.Get("metadata");
-  if (Status s = ReadSection(metadata, "metadata", &present); !s.ok()) return s;
-  if (present) {
-    if (Status s = ReadString(metadata.Get("name"), "metadata.name", &out->name); !s.ok()) return s;
-    std::string ns;
-    if (Status s = ReadString(metadata.Get("namespace"), "metadata.namespace", &ns); !s.ok())
-      return s;
-    if (!ns.empty()) out->namespace_name = std::move(ns);
-    if (Status s = ReadString(metadata.Get("uid"), "metadata.uid", &out->uid); !s.ok()) return s;
-    if (Status s = ReadStringMap(metadata.Get("labels"), "metadata.labels", false, &out->labels);
-        !s.ok())
-      return s;
-    if (Status s = ReadStringMap(metadata.Get("annotations"), "metadata.annotations", false,
-                                 &out->annotations);
-        !s.ok())
-      return s;
-  }
-
-  const V spec = root.Get("spec");
-  if (Status s = ReadSection(spec, "spec", &present); !s.ok()) return s;
-  if (present) {
-    if (Status s = ReadString(spec.Get("nodeName"), "spec.nodeName", &out->node_name); !s.ok())
-      return s;
-    if (Status s = ReadContainers(spec.Get("containers"), "spec.containers", &out->containers);
-        !s.ok())
-      return s;
-    if (Status s = ReadContainers(spec.Get("initContainers"), "spec.initContainers",
-                                  &out->init_containers);
-        !s.ok())
-      return s;
-  }
-
-  const V status = root.Get("status");
-  if (Status s = ReadSection(status, "status", &present); !s.ok()) return s;
-  if (present) return ReadString(status.Get("phase"), "status.phase", &out->phase);
-  return {};
-}
 
 // ---- Demand. ----
 
@@ -502,38 +251,6 @@ Status DecodePodJson(std::string_view json, RawPod* out) {
   return {};
 }
 
-Status DecodePodYaml(std::string_view yaml, RawPod* out) {
-  *out = RawPod{};
-  try {
-    const std::string text(yaml);
-    int count = 0;
-    if (Status s = CountYamlDocuments(text, &count); !s.ok()) return s;
-    if (count == 0) return Status::Error("pod: the YAML document is empty");
-    if (count > 1) return Status::Error("pod: expected one YAML document, found several");
-    // Safe now: the same parser run above ended.
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    const YAML::Node* doc = nullptr;
-    for (const YAML::Node& d : docs)
-      if (!d.IsNull()) doc = &d;  // skips a stray "---" at either end
-    if (doc == nullptr) return Status::Error("pod: the YAML document is empty");
-    RawPod pod;
-    if (Status s = DecodePod(YamlValue(*doc), &pod); !s.ok()) return s;
-    *out = std::move(pod);
-    return {};
-  } catch (const YAML::Exception& e) {
-    return Status::Error(std::string("invalid YAML: ") + e.what());
-  } catch (const std::exception& e) {
-    return Status::Error(std::string("invalid YAML: ") + e.what());
-  }
-}
-
-Status DecodePodText(std::string_view text, RawPod* out) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte order mark
-  const std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && text[first] == '{') return DecodePodJson(text, out);
-  return DecodePodYaml(text, out);
-}
-
 std::optional<double> ParseRejectThreshold(std::string_view text, std::string* error) {
   const auto fail = [&]() -> std::optional<double> {
     if (error != nullptr)
@@ -634,6 +351,19 @@ PodDemand ToPodDemand(const RawPod& pod) {
     }
   }
   return d;
+}
+
+bool PodUsesNvlink(const NvlinkDetection& detection, const PodDemand& pod) {
+  if (pod.nvlink_required) return true;
+  if (pod.gpu_count < std::max(2, detection.min_gpus)) {
+    // One GPU never talks over NVLink to itself: only an explicit request counts.
+    return false;
+  }
+  if (pod.nvlink_auto) return true;
+  for (const auto& image : pod.images)
+    for (const auto& pattern : detection.image_patterns)
+      if (ContainsIgnoreCase(image, pattern)) return true;
+  return false;
 }
 
 }  // namespace tidal

@@ -1,4 +1,4 @@
-#include "tidal/core/quantity.h"
+#include "tidal/kubetypes/quantity.h"
 
 #include <algorithm>
 #include <charconv>

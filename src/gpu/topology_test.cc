@@ -1,4 +1,4 @@
-#include "tidal/policy/topology.h"
+#include "tidal/gpu/topology.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
