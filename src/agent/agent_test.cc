@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,6 +17,7 @@
 
 #include "agent/agent_test_util.h"
 #include "agent/exposition_check.h"
+#include "testing/tls.h"
 #include "tidal/agent/http.h"
 #include "tidal/agent/pods.h"
 #include "tidal/core/text.h"
@@ -691,6 +695,87 @@ INSTANTIATE_TEST_SUITE_P(Cases, KubeletBodyCases,
                          ::testing::Values(BodyCase{"Under_the_limit", 1000, 4096, true},
                                            BodyCase{"Over_the_limit", 100'000, 4096, false}),
                          [](const auto& p) { return std::string(p.param.name); });
+
+struct TlsCase {
+  const char* name;
+  bool give_ca;   // the test CA as --kubelet-ca
+  bool skip;      // --kubelet-insecure-skip-verify
+  bool wrong_ca;  // a CA that did not sign the kubelet's certificate
+  const char* host;
+  bool ok;
+  const char* error_part;
+};
+
+class KubeletTlsCases : public ::testing::TestWithParam<TlsCase> {};
+
+// The pod list over HTTPS from a kubelet stand-in whose certificate the test CA
+// signed for 127.0.0.1 and localhost.
+TEST_P(KubeletTlsCases, VerifiesTheKubeletsCertificate) {
+  const TlsCase& tc = GetParam();
+  tidal::testing::TempDir dir;
+  const tidal::testing::TestPki pki = tidal::testing::MakeTestPki(dir);
+  const tidal::testing::TestPki other = tidal::testing::MakeTestPki(dir, "other-");
+  httplib::SSLServer kubelet(pki.server_cert_file.c_str(), pki.server_key_file.c_str());
+  const std::string body = PodList({});
+  std::string seen_auth;
+  kubelet.Get("/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    seen_auth = req.get_header_value("Authorization");
+    res.set_content(body, "application/json");
+  });
+  const int port = kubelet.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread t([&] { kubelet.listen_after_bind(); });
+  while (!kubelet.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::string token = dir.Write("token", "secret-token\n");
+  KubeletOptions o;
+  o.url = std::string("https://") + tc.host + ":" + std::to_string(port) + "/pods";
+  o.token_file = token;
+  o.timeout_ms = 5000;
+  if (tc.give_ca) o.ca_file = tc.wrong_ca ? other.ca_file : pki.ca_file;
+  o.insecure_skip_verify = tc.skip;
+  std::string out;
+  const Status st = KubeletPodSource(o)(&out);
+  kubelet.stop();
+  t.join();
+  ASSERT_EQ(st.ok(), tc.ok) << st.reason();
+  if (tc.ok) {
+    EXPECT_EQ(out, body);
+    EXPECT_EQ(seen_auth, "Bearer secret-token");
+  } else {
+    EXPECT_NE(st.reason().find(tc.error_part), std::string::npos) << st.reason();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, KubeletTlsCases,
+    ::testing::Values(
+        TlsCase{"Verified_by_its_ca", true, false, false, "127.0.0.1", true, ""},
+        TlsCase{"Verified_by_name", true, false, false, "localhost", true, ""},
+        TlsCase{"Another_ca_is_refused", true, false, true, "127.0.0.1", false, "TLS handshake"},
+        TlsCase{"Skipping_takes_the_flag", false, true, false, "127.0.0.1", true, ""}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(KubeletPodSource, ASilentKubeletTimesOut) {
+  // Accepts the connection and never answers.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  KubeletOptions o;
+  o.url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/pods";
+  o.token_file.clear();
+  o.timeout_ms = 300;
+  std::string out;
+  const Status st = KubeletPodSource(o)(&out);
+  ::close(listener);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("timed out"), std::string::npos) << st.reason();
+}
 
 // The competition series count pods; no pod's name, namespace or annotation value
 // reaches the exposition, even when an item is malformed and the reason is shown.

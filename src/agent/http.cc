@@ -1,11 +1,10 @@
 #include "tidal/agent/http.h"
 
-#include <httplib.h>
-
 #include <map>
 #include <mutex>
 
 #include "tidal/core/file.h"
+#include "tidal/http/client.h"
 #include "tidal/http/server.h"
 
 namespace tidal::agent {
@@ -150,53 +149,35 @@ Status ResolveKubeletTrust(const std::string& url, const std::string& ca_flag, b
 
 PodListSource KubeletPodSource(KubeletOptions options) {
   return [o = std::move(options)](std::string* out) {
-    // scheme://host:port, then the path.
+    // scheme://host:port alone means its /pods.
     const std::size_t scheme = o.url.find("://");
-    const std::size_t slash = o.url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-    const std::string base = slash == std::string::npos ? o.url : o.url.substr(0, slash);
-    const std::string path = slash == std::string::npos ? "/pods" : o.url.substr(slash);
-    httplib::Client cli(base);
-    if (!cli.is_valid()) return Status::Error("kubelet URL " + o.url + " is not usable");
-    cli.set_connection_timeout(0, o.timeout_ms * 1000);
-    cli.set_read_timeout(o.timeout_ms / 1000, (o.timeout_ms % 1000) * 1000);
-    if (o.url.rfind("https://", 0) == 0) {
-      // Never silently unverified: that takes the explicit flag.
-      if (o.insecure_skip_verify) {
-        cli.enable_server_certificate_verification(false);
-      } else if (o.ca_file.empty()) {
-        return Status::Error("kubelet " + o.url + ": no CA to verify its certificate");
-      } else {
-        cli.set_ca_cert_path(o.ca_file.c_str());
-        cli.enable_server_certificate_verification(true);
-      }
-    }
-    httplib::Headers headers;
+    const bool has_path =
+        o.url.find('/', scheme == std::string::npos ? 0 : scheme + 3) != std::string::npos;
+    const std::string url = has_path ? o.url : o.url + "/pods";
+    http::GetOptions get;
+    get.timeout_ms = o.timeout_ms;
+    get.max_body_bytes = o.max_body_bytes;
+    get.ca_file = o.ca_file;
+    get.insecure_skip_verify = o.insecure_skip_verify;
+    // Never silently unverified: that takes the explicit flag.
+    if (o.url.rfind("https://", 0) == 0 && !o.insecure_skip_verify && o.ca_file.empty())
+      return Status::Error("kubelet " + o.url + ": no CA to verify its certificate");
+    std::vector<std::pair<std::string, std::string>> headers;
     if (!o.token_file.empty()) {
       std::string token;
       if (const Status read = ReadRegularFile(o.token_file, kMaxConfigFileBytes, &token);
           !read.ok())
         return Status::Error("kubelet token: " + read.reason());
       while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
-      if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+      if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
     }
-    std::string body;
-    bool too_large = false;
     // The body is bounded while it arrives: the agent runs under a small memory limit.
-    const auto res = cli.Get(path.c_str(), headers, [&](const char* data, std::size_t n) {
-      if (body.size() + n > o.max_body_bytes) {
-        too_large = true;
-        return false;
-      }
-      body.append(data, n);
-      return true;
-    });
-    if (too_large)
-      return Status::Error("kubelet " + o.url + ": pod list larger than " +
-                           std::to_string(o.max_body_bytes) + " bytes");
-    if (!res) return Status::Error("kubelet " + o.url + ": " + httplib::to_string(res.error()));
-    if (res->status != 200)
-      return Status::Error("kubelet " + o.url + ": HTTP " + std::to_string(res->status));
-    *out = std::move(body);
+    http::GetResult res;
+    if (Status st = http::Get(url, headers, get, &res); !st.ok())
+      return Status::Error("kubelet " + st.reason());
+    if (res.status != 200)
+      return Status::Error("kubelet " + o.url + ": HTTP " + std::to_string(res.status));
+    *out = std::move(res.body);
     return Status();
   };
 }
