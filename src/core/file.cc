@@ -79,7 +79,7 @@ Status ReadRegularFile(const std::string& path, std::size_t max_bytes, std::stri
     return Status::Error(path + ": more than " + Limit(max_bytes) + ", over the limit");
   }
   out->resize(got);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 std::string ReadRegularFileOrThrow(const std::string& path, std::size_t max_bytes) {

@@ -22,6 +22,7 @@ TEST(Status, EagerAndDeferredReasonsReadTheSame) {
   };
   const Case cases[] = {
       {"fits has no reason", Status::Fits(), {}, Code::kFits, ""},
+      {"ok is the same success", Status::Ok(), {}, Code::kFits, ""},
       {"eager", Status::Unfit("need 4, have 2"), {}, Code::kUnfit, "need 4, have 2"},
       {"eager, tagged",
        Status::Unfit("need 4, have 2"),

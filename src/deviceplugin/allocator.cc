@@ -59,7 +59,7 @@ Status Allocator::Prefer(const Inventory& inv, const std::vector<std::string>& a
                          const std::vector<std::string>& must_include, int size,
                          std::vector<std::string>* out) {
   out->clear();
-  if (size <= 0) return Status::Fits();  // no pod asks for nothing: nothing to look up
+  if (size <= 0) return Status::Ok();  // no pod asks for nothing: nothing to look up
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<NodePod> pods;
   const Found f = FindPod(inv, size, &pods);
@@ -80,7 +80,7 @@ Status Allocator::Allocate(const Inventory& inv, const std::vector<std::string>&
   if (Status s = GpusOfDevices(inv, device_ids, &given); !s.ok()) return s;
   const int request = static_cast<int>(device_ids.size());
   // Zero devices would match every pod that asks for none.
-  if (request == 0) return Status::Fits();
+  if (request == 0) return Status::Ok();
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<NodePod> pods;
   const Found f = FindPod(inv, request, &pods);
@@ -90,7 +90,7 @@ Status Allocator::Allocate(const Inventory& inv, const std::vector<std::string>&
   }
   out->from_choice = f.pod && !f.choice.empty();
   Grant(inv, out->from_choice ? f.choice : given, out);
-  if (!f.pod) return Status::Fits();
+  if (!f.pod) return Status::Ok();
   out->pod = f.pod->Key();
   if (out->from_choice && given != f.choice) {
     std::vector<int> a = given, b = f.choice;
@@ -108,7 +108,7 @@ Status Allocator::Allocate(const Inventory& inv, const std::vector<std::string>&
     log_->warn("pod {}: {}", out->pod, s.reason());
   log_->info("pod {}: GPUs {} ({}) for {} device(s)", out->pod, FormatGpuList(out->gpus),
              out->from_choice ? "tidal.io/gpus" : "least shared", request);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace tidal::deviceplugin

@@ -14,17 +14,17 @@ class FakePodApi final : public PodApi {
   Status ListNodePods(std::vector<NodePod>* out) override {
     if (!list_error.empty()) return Status::Error(list_error);
     *out = pods;
-    return Status::Fits();
+    return Status::Ok();
   }
   Status Annotate(const NodePod& pod, const std::string& key, const std::string& value) override {
     for (NodePod& p : pods)
       if (p.uid == pod.uid && key == kAllocatedAnnotation) p.allocated = true;
     annotations.push_back(pod.name + " " + key + "=" + value);
-    return Status::Fits();
+    return Status::Ok();
   }
   Status Warn(const NodePod& pod, const std::string& reason, const std::string& message) override {
     events.push_back(pod.name + " " + reason + ": " + message);
-    return Status::Fits();
+    return Status::Ok();
   }
   std::vector<NodePod> pods;
   std::string list_error;

@@ -60,7 +60,7 @@ Status ParseGpuList(std::string_view text, std::vector<int>* out) {
     ++i;
   }
   *out = std::move(gpus);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 std::string FormatGpuList(const std::vector<int>& gpus) {

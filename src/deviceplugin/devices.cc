@@ -62,7 +62,7 @@ Status CheckChoice(const Inventory& inv, const std::vector<int>& gpus, int reque
       return Status::Unresolvable(fmt::format(
           "tidal.io/gpus names GPU {} ({}), which is unhealthy: {}", index, g->uuid, g->why));
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 namespace {
@@ -101,7 +101,7 @@ Status PreferChosen(const Inventory& inv, std::map<int, std::vector<int>>& free,
     return Status::Unfit(
         fmt::format("the kubelet has {} device{} too few free on the GPUs tidal.io/gpus names",
                     missing, missing == 1 ? "" : "s"));
-  return Status::Fits();
+  return Status::Ok();
 }
 
 void PreferLeastShared(const Inventory& inv, std::map<int, std::vector<int>>& free, int missing,
@@ -138,7 +138,7 @@ Status PreferDevices(const Inventory& inv, const std::vector<std::string>& avail
   const int missing = size - static_cast<int>(out->size());
   if (chosen) return PreferChosen(inv, free, *chosen, missing, out);
   PreferLeastShared(inv, free, missing, out);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status GpusOfDevices(const Inventory& inv, const std::vector<std::string>& ids,
@@ -153,7 +153,7 @@ Status GpusOfDevices(const Inventory& inv, const std::vector<std::string>& ids,
           fmt::format("device {} is not one this plugin advertises", id.substr(0, 80)));
     if (std::find(gpus->begin(), gpus->end(), g->index) == gpus->end()) gpus->push_back(g->index);
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace tidal::deviceplugin

@@ -63,7 +63,7 @@ Status BuildInventory(agent::GpuSource& source, int replicas, Inventory* out) {
   }
   if (inv.gpus.empty()) return Status::Error(std::string(source.Name()) + ": no GPU");
   *out = std::move(inv);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 bool IsApplicationXid(std::uint64_t xid) {

@@ -161,7 +161,7 @@ struct Plugin::Impl {
       return Status::Error("cannot serve on " + path);
     }
     ours = Identify(path);
-    return Status::Fits();
+    return Status::Ok();
   }
 
   Status Register() {
@@ -186,7 +186,7 @@ struct Plugin::Impl {
     ++registrations;
     log->info("registered {} with the kubelet ({}), serving on {}", options.resource, kubelet,
               Path(options.endpoint));
-    return Status::Fits();
+    return Status::Ok();
   }
 };
 

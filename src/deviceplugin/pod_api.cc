@@ -55,7 +55,7 @@ Status KubePodApi::ListNodePods(std::vector<NodePod>* out) {
     if (!r.ok()) return Status::Error("list pods: " + Describe(r));
     if (Status s = DecodeNodePodList(r.body, options_.resource, out, &token, &skipped); !s.ok())
       return Status::Error("list pods: " + s.reason());
-    if (token.empty()) return Status::Fits();
+    if (token.empty()) return Status::Ok();
   }
   return Status::Error(fmt::format("list pods: more than {} pods", options_.max_pods));
 }
@@ -71,7 +71,7 @@ Status KubePodApi::Annotate(const NodePod& pod, const std::string& key, const st
   req.body = patch.dump();
   const kube::HttpResponse r = api_.Do(req);
   if (!r.ok()) return Status::Error(fmt::format("annotate pod {}: {}", pod.Key(), Describe(r)));
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status KubePodApi::Warn(const NodePod& pod, const std::string& reason, const std::string& message) {
@@ -99,7 +99,7 @@ Status KubePodApi::Warn(const NodePod& pod, const std::string& reason, const std
   req.body = ev.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const kube::HttpResponse r = api_.Do(req);
   if (!r.ok()) return Status::Error(fmt::format("event on pod {}: {}", pod.Key(), Describe(r)));
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace tidal::deviceplugin

@@ -100,7 +100,7 @@ Status FromJson(const json& pod, std::string_view resource, NodePod* out) {
   p.bound = BindTime(status);
   if (p.bound.empty()) p.bound = p.created;
   *out = std::move(p);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace
@@ -120,7 +120,7 @@ Status DecodeNodePodList(std::string_view text, std::string_view resource,
   continue_token->clear();
   if (list.contains("metadata") && list["metadata"].is_object())
     *continue_token = Str(list["metadata"], "continue");
-  if (list["items"].is_null()) return Status::Fits();
+  if (list["items"].is_null()) return Status::Ok();
   for (const json& item : list["items"]) {
     NodePod p;
     if (FromJson(item, resource, &p).ok()) {
@@ -129,7 +129,7 @@ Status DecodeNodePodList(std::string_view text, std::string_view resource,
       ++*skipped;
     }
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 const NodePod* SelectPod(const std::vector<NodePod>& pods, std::string_view node, int request,

@@ -30,7 +30,7 @@ class FixedSource final : public MetricsSource {
     out->fetched_at_ms = now_ms;
     for (auto& [name, m] : out->nodes) m.sample_time_ms = sample_time_ms;
     if (hold) hold();  // a Prometheus that does not answer yet
-    return Status::Fits();
+    return Status::Ok();
   }
   std::function<void()> hold;
   std::string Describe() const override { return "fixed"; }

@@ -85,7 +85,7 @@ Status Binder::PlaceAndReserve(const PodDemand& pod, const BindingArgs& args,
   // with the cluster (PublishReservations makes only this node again).
   std::lock_guard<std::mutex> lock(place_mu_);
   if (Status s = extender_.Place(pod, args.node, placement); !s.ok()) return s;
-  if (!inflight_ || !options_.reservations) return Status::Fits();
+  if (!inflight_ || !options_.reservations) return Status::Ok();
   Reservation r;
   r.pod = pod.Key();
   r.node = args.node;
@@ -97,7 +97,7 @@ Status Binder::PlaceAndReserve(const PodDemand& pod, const BindingArgs& args,
   r.requested_counted = false;
   inflight_->Add(std::move(r));
   if (republish_) republish_();
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Reply Binder::BindTimed(std::string_view body, std::string* outcome) {

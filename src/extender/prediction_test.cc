@@ -119,7 +119,7 @@ class RisingSource final : public MetricsSource {
   Status Fetch(TimeMs now_ms, MetricsSnapshot* out) override {
     *out = Snapshot(now_ms, {{used_gib, used_gib, used_gib, used_gib}});
     fetches.fetch_add(1);
-    return Status::Fits();
+    return Status::Ok();
   }
   std::string Describe() const override { return "rising"; }
   int used_gib = 0;

@@ -259,7 +259,7 @@ Status Server::Start() {
       return st;
     }
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 void Server::Stop() {

@@ -104,7 +104,7 @@ Status DecodeMetadata(od::value& v, const std::function<std::string()>& path, Wi
       }
     }
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status DecodeAllocatable(od::value& v, const std::function<std::string()>& path, WireNode* node) {
@@ -148,7 +148,7 @@ Status DecodeAllocatable(od::value& v, const std::function<std::string()>& path,
       node->memory_allocatable = *n;
     }
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 // `doc` is the document `item` is in: where it is before and after the node gives
@@ -213,7 +213,7 @@ Status DecodeNode(od::document& doc, od::value item, std::size_t index,
       return Status::Error(path() + ": not valid JSON: " + simdjson::error_message(err));
     node->json.assign(raw);
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace
@@ -586,7 +586,7 @@ Status ArgsDecoder::Impl::Decode(std::string_view body, const DecodeOptions& opt
   if (!has_pod) return Status::Error("Pod: expected the Pod object being scheduled");
   if (!out->has_nodes && !out->has_node_names)
     return Status::Error("neither Nodes nor NodeNames is set: nothing to filter");
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status DecodeBindingArgs(std::string_view body, BindingArgs* out) {
@@ -611,7 +611,7 @@ Status DecodeBindingArgs(std::string_view body, BindingArgs* out) {
   if (out->pod_name.empty() || out->node.empty())
     return Status::Error("PodName and Node are required");
   if (out->pod_namespace.empty()) out->pod_namespace = "default";
-  return Status::Fits();
+  return Status::Ok();
 }
 
 // The replies are sized first and then written through a pointer: at 5 000 nodes a

@@ -465,16 +465,16 @@ Status ParseTopoMatrix(std::string_view text, GpuTopology* out) {
     if (gpu_of[r] < 0) continue;
     const auto gr = static_cast<std::size_t>(gpu_of[r]);
     const auto check_list = [&](int col, std::string* store) -> Status {
-      if (col < 0) return Status::Fits();
+      if (col < 0) return Status::Ok();
       const std::string_view v = values[static_cast<std::size_t>(col)];
-      if (v.empty() || v == kNotAvailable) return Status::Fits();
+      if (v.empty() || v == kNotAvailable) return Status::Ok();
       if (!IsIdList(v)) {
         return LineError(line_no, "row " + want + ": " + attributes[static_cast<std::size_t>(col)] +
                                       " " + Quote(v) +
                                       " is not a list such as 0-31,64-95 or 3, nor N/A");
       }
       if (store != nullptr) *store = std::string(v);
-      return Status::Fits();
+      return Status::Ok();
     };
     if (Status s = check_list(cpu_col, &topo.cpu_affinity[gr]); !s.ok()) return s;
     if (Status s = check_list(numa_col, &topo.numa_affinity[gr]); !s.ok()) return s;
@@ -513,7 +513,7 @@ Status ParseTopoMatrix(std::string_view text, GpuTopology* out) {
   }
 
   *out = std::move(topo);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace tidal

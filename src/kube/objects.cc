@@ -25,20 +25,20 @@ Status StringField(element e, std::string_view key, const std::string& path, std
   element v;
   if (!Field(e, key, &v)) {
     out->clear();
-    return Status::Fits();
+    return Status::Ok();
   }
   std::string_view text;
   if (v.get_string().get(text) != SUCCESS)
     return Status::Error(fmt::format("{}.{}: expected a string", path, key));
   *out = std::string(text);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status Parse(simdjson::dom::parser& parser, std::string_view json, const char* what, element* out) {
   if (parser.parse(json.data(), json.size()).get(*out) != SUCCESS)
     return Status::Error(fmt::format("{}: not valid JSON", what));
   if (!out->is_object()) return Status::Error(fmt::format("{}: expected a JSON object", what));
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status Metadata(element item, const std::string& what, element* metadata, std::string* name,
@@ -109,7 +109,7 @@ Status DecodeNode(std::string_view json, KubeNode* out) {
     }
   }
   *out = std::move(n);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status DecodePod(std::string_view json, KubePod* out) {
@@ -142,7 +142,7 @@ Status DecodePod(std::string_view json, KubePod* out) {
   p.gpus = demand.gpu_count;
   p.annotations = std::move(raw.annotations);
   *out = std::move(p);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status DecodeList(std::string_view json, ListPage* out) {
@@ -171,7 +171,7 @@ Status DecodeList(std::string_view json, ListPage* out) {
     }
   }
   *out = std::move(page);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status DecodeApiStatus(std::string_view json, ApiStatus* out) {
@@ -188,7 +188,7 @@ Status DecodeApiStatus(std::string_view json, ApiStatus* out) {
   if (Status s = StringField(root, "reason", "Status", &st.reason); !s.ok()) return s;
   if (Status s = StringField(root, "message", "Status", &st.message); !s.ok()) return s;
   *out = std::move(st);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status DecodeWatchEvent(std::string_view line, WatchEvent* out) {
@@ -221,7 +221,7 @@ Status DecodeWatchEvent(std::string_view line, WatchEvent* out) {
   }
   ev.object = simdjson::minify(object_el);
   *out = std::move(ev);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 namespace {

@@ -35,7 +35,7 @@ Status ParseTime(simdjson::dom::element e, double* out) {
     return Status::Error("expected a timestamp number");
   }
   *out = t;
-  return Status::Fits();
+  return Status::Ok();
 }
 
 // [ts, "value"]
@@ -51,7 +51,7 @@ Status ParsePoint(simdjson::dom::element e, Point* out) {
   const auto v = ParseSampleValue(text);
   if (!v) return Status::Error("value " + QuoteInput(text) + " is not a number");
   out->value = *v;
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status ParseMetric(simdjson::dom::element e, Labels* out) {
@@ -64,7 +64,7 @@ Status ParseMetric(simdjson::dom::element e, Labels* out) {
       return Status::Error(fmt::format("label {} is not a string", QuoteInput(field.key)));
     (*out)[std::string(field.key)] = std::string(v);
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status ParseResult(simdjson::dom::object data, QueryResult* out) {
@@ -84,14 +84,14 @@ Status ParseResult(simdjson::dom::object data, QueryResult* out) {
       if (pair.at(1).get_string().get(text) != simdjson::SUCCESS)
         return Status::Error("data.result: expected a string value");
       out->string_value = std::string(text);
-      return Status::Fits();
+      return Status::Ok();
     }
     Series s;
     s.points.emplace_back();
     Status st = ParsePoint(result, &s.points.back());
     if (!st.ok()) return Status::Error("data.result: " + st.reason());
     out->series.push_back(std::move(s));
-    return Status::Fits();
+    return Status::Ok();
   }
   const bool matrix = type == "matrix";
   if (!matrix && type != "vector")
@@ -131,7 +131,7 @@ Status ParseResult(simdjson::dom::object data, QueryResult* out) {
     }
     out->series.push_back(std::move(s));
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 std::string ReadToken(const std::string& path) {
@@ -195,7 +195,7 @@ Status ParseQueryResponse(std::string_view body, int http_status, QueryResult* o
   Status s = ParseResult(data, &result);
   if (!s.ok()) return s;
   *out = std::move(result);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 PrometheusClient::PrometheusClient(ClientOptions options) : options_(std::move(options)) {

@@ -216,7 +216,7 @@ Status PrometheusSource::Fetch(TimeMs now_ms, MetricsSnapshot* out) {
     return Status::Error("expected vector results from " + client_->url());
   *out = agent ? BuildSnapshot(series, times, node_label_, now_ms)
                : BuildSourcedSnapshot(series, times, sources_, node_label_, now_ms);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace tidal

@@ -472,7 +472,7 @@ Status PodCompetitionSource::Fetch(TimeMs now_ms, MetricsSnapshot* out) {
     if (const std::optional<NvlinkPodCounts> counts = pods_())
       ApplyPodCompetition(*counts, slots_, prefer_pods_, &snap);
   *out = std::move(snap);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace tidal

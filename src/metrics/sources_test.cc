@@ -445,7 +445,7 @@ class FixedSource final : public MetricsSource {
   Status Fetch(TimeMs, MetricsSnapshot* out) override {
     if (!error.empty()) return Status::Error(error);
     *out = snapshot;
-    return Status::Fits();
+    return Status::Ok();
   }
   std::string Describe() const override { return "fixed"; }
   MetricsSnapshot snapshot;

@@ -168,16 +168,16 @@ Status MemoryLearner::Load(std::string_view text) {
   std::unique_lock lock(mu_);
   peaks_ = std::move(loaded);
   dirty_ = false;
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status LoadLearnedMemory(const std::string& path, MemoryLearner* learner, std::string* warning) {
-  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return Status::Fits();
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return Status::Ok();
   std::string text;
   if (Status s = ReadRegularFile(path, kMaxDataFileBytes, &text); !s.ok()) return s;
   const auto no_data = [&](const std::string& why) {
     if (warning) *warning = path + ": " + why + "; starting with nothing learned";
-    return Status::Fits();
+    return Status::Ok();
   };
   if (text.empty()) return no_data("empty");
   const Status st = learner->Load(text);
@@ -214,7 +214,7 @@ Status SaveLearnedMemory(const std::string& path, MemoryLearner* learner) {
   ::close(fd);
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     return Status::Error(path + ": cannot replace: " + std::strerror(errno));
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace tidal

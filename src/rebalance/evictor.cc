@@ -75,7 +75,7 @@ Status ListAll(kube::Transport& api, const std::string& path, int page_size,
     token = p.continue_token;
     if (token.empty()) {
       *items = std::move(all);
-      return Status::Fits();
+      return Status::Ok();
     }
   }
   return Status::Error("list " + path + ": too many pages");

@@ -27,32 +27,32 @@ bool Field(element e, std::string_view key, element* out) {
 Status StringField(element e, std::string_view key, const std::string& path, std::string* out) {
   element v;
   out->clear();
-  if (!Field(e, key, &v)) return Status::Fits();
+  if (!Field(e, key, &v)) return Status::Ok();
   std::string_view text;
   if (v.get_string().get(text) != SUCCESS)
     return Status::Error(fmt::format("{}.{}: expected a string", path, key));
   *out = std::string(text);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Status Root(simdjson::dom::parser& parser, std::string_view json, const char* what, element* out) {
   if (parser.parse(json.data(), json.size()).get(*out) != SUCCESS)
     return Status::Error(fmt::format("{}: not valid JSON", what));
   if (!out->is_object()) return Status::Error(fmt::format("{}: expected a JSON object", what));
-  return Status::Fits();
+  return Status::Ok();
 }
 
 // A duration annotation: ParseDurationMs's forms, not negative.
 Status Duration(const Labels& annotations, std::string_view key, std::optional<TimeMs>* out) {
   out->reset();
   const auto it = annotations.find(std::string(key));
-  if (it == annotations.end()) return Status::Fits();
+  if (it == annotations.end()) return Status::Ok();
   const auto ms = ParseDurationMs(it->second);
   if (!ms || *ms < 0)
     return Status::Error(fmt::format(
         "annotation {}: \"{}\": expected a duration such as 15m, 900s or 900", key, it->second));
   *out = ms;
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace
@@ -120,7 +120,7 @@ Status ParseMoveTraits(const Labels& annotations, TimeMs default_startup_ms, Mov
     }
   }
   *out = t;
-  return Status::Fits();
+  return Status::Ok();
 }
 
 TimeMs WorkLostMs(TimeMs age_ms, const std::optional<TimeMs>& checkpoint_interval_ms) {
@@ -253,7 +253,7 @@ Status DecodePodInfo(std::string_view json, PodInfo* out) {
     }
   }
   *out = std::move(p);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 bool DisruptionBudget::Covers(const PodDemand& pod) const {
@@ -311,7 +311,7 @@ Status DecodeDisruptionBudget(std::string_view json, DisruptionBudget* out) {
     b.disruptions_allowed = static_cast<int>(n);
   }
   *out = std::move(b);
-  return Status::Fits();
+  return Status::Ok();
 }
 
 }  // namespace tidal::rebalance

@@ -44,7 +44,7 @@ Status Rebalancer::LoadCluster(PlanInput* in) {
     if (Status s = DecodeDisruptionBudget(item, &b); !s.ok()) return s;
     in->budgets.push_back(std::move(b));
   }
-  return Status::Fits();
+  return Status::Ok();
 }
 
 Round Rebalancer::RunOnce() {

@@ -50,6 +50,9 @@ class Status {
   }
   ~Status() = default;
 
+  // Success that is not a placement verdict: a decode, a file read, a request.
+  static Status Ok() { return Status(); }
+  // The verdict that the pod fits (filters, the runner, Place).
   static Status Fits() { return Status(); }
   static Status Unfit(std::string_view reason) { return Status(Code::kUnfit, reason); }
   static Status Unresolvable(std::string_view reason) {
