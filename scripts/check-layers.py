@@ -34,22 +34,7 @@ LEVEL = {
 }
 
 # (file, included header): reaches to remove, each with what removes it.
-KNOWN = {
-    # The simulators reach plugins through the registry only (issue 26, step 1).
-    ("src/sim/trace_policies.cc", "policy/plugins/balance/balance.h"),
-    ("src/sim/trace_policies.cc", "policy/plugins/bestfitmilli/bestfitmilli.h"),
-    ("src/sim/trace_policies.cc", "policy/plugins/dotprod/dotprod.h"),
-    ("src/sim/trace_policies.cc", "policy/plugins/fgd/fgd.h"),
-    ("src/sim/trace_policies.cc", "policy/plugins/gpuclustering/gpuclustering.h"),
-    ("src/sim/trace_policies.cc", "policy/plugins/gpupacking/gpupacking.h"),
-    ("src/sim/trace_policies.cc", "policy/plugins/loadaware/loadaware.h"),
-    ("src/sim/trace_policies.cc", "policy/plugins/milligpu/milligpu.h"),
-    ("src/sim/trace_policies.cc", "policy/plugins/random/random.h"),
-    ("src/sim/trace_policies.h", "policy/plugins/fgd/fgd_args.h"),
-    ("src/sim/fgd_experiment.cc", "policy/plugins/fgd/fgd.h"),
-    ("src/sim/fgd_experiment.cc", "policy/plugins/milligpu/milligpu.h"),
-    ("src/sim/simulator.cc", "policy/plugins/k8sdefault/k8sdefault.h"),
-}
+KNOWN = set()  # none left: issue 26, step 1 removed the last ones
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -10,12 +10,10 @@
 #include <numeric>
 #include <tuple>
 
-#include "policy/plugins/fgd/fgd.h"
-#include "policy/plugins/milligpu/milligpu.h"
 #include "sim/trace_policies.h"
 #include "tidal/core/status.h"
+#include "tidal/policy/fragmentation.h"
 #include "tidal/policy/milli_gpu.h"
-#include "tidal/policy/registry.h"
 #include "tidal/policy/runner.h"
 #include "tidal/sim/engine.h"
 
@@ -230,301 +228,397 @@ FgdExperiment::FgdExperiment(std::vector<traces::OpenbNode> nodes,
 
 FgdExperiment::~FgdExperiment() = default;
 
-FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) const {
-  // ---- the workload: shuffled, then inflated (or trimmed) to tune_ratio × capacity ----
-  Random rng(seed);
-  std::vector<int> order(pods_.size());
+namespace {
+
+// Removes random pods from `clone_of` while their GPU request (`total`) passes
+// `target`: the at-th remaining pod, as erasing it from the vector would, but
+// found in O(log n) (a Fenwick tree of the remaining positions) instead of
+// erased in O(n).
+void TrimToTarget(const std::vector<traces::OpenbPod>& pods, std::int64_t target,
+                  std::int64_t total, Random& rng, std::vector<int>* clone_of) {
+  const std::size_t n = clone_of->size();
+  std::vector<std::size_t> fenwick(n + 1, 0);
+  for (std::size_t i = 1; i <= n; ++i) {
+    ++fenwick[i];
+    if (const std::size_t up = i + (i & (~i + 1)); up <= n) fenwick[up] += fenwick[i];
+  }
+  std::size_t top = 1;
+  while (top * 2 <= n) top *= 2;
+  std::vector<char> removed(n, 0);
+  for (std::size_t left = n; total > target && left > 0; --left) {
+    std::size_t at = rng.Below(left), pos = 0;  // the at-th (0-based) remaining
+    for (std::size_t step = top; step > 0; step /= 2)
+      if (pos + step <= n && fenwick[pos + step] <= at) {
+        pos += step;
+        at -= fenwick[pos];
+      }
+    total -= pods[(*clone_of)[pos]].TotalMilli();
+    removed[pos] = 1;
+    for (std::size_t i = pos + 1; i <= n; i += i & (~i + 1)) --fenwick[i];
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!removed[i]) (*clone_of)[kept++] = (*clone_of)[i];
+  clone_of->resize(kept);
+}
+
+// The seed's workload: the pod list shuffled, then inflated (or trimmed) to
+// tune_ratio × capacity; per pod in placement order, its index in `pods`.
+std::vector<int> SeedWorkload(const std::vector<traces::OpenbPod>& pods, const FgdOptions& options,
+                              std::int64_t capacity_milli, Random& rng) {
+  std::vector<int> order(pods.size());
   std::iota(order.begin(), order.end(), 0);
-  if (options_.shuffle)
+  if (options.shuffle)
     for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
   const auto target =
-      static_cast<std::int64_t>(options_.tune_ratio * static_cast<double>(capacity_milli_));
+      static_cast<std::int64_t>(options.tune_ratio * static_cast<double>(capacity_milli));
   std::int64_t total = 0;
-  for (int i : order) total += pods_[i].TotalMilli();
-  std::vector<int> clone_of;  // per inflated pod: index into pods_
-  clone_of = order;
-  if (!options_.inflate) {
-    // The list as given.
-  } else if (total <= target) {
-    for (;;) {
-      const int pick = order[rng.Below(order.size())];
-      if (total + pods_[pick].TotalMilli() > target) break;
-      total += pods_[pick].TotalMilli();
-      clone_of.push_back(pick);
-    }
-  } else {
-    // Remove the at-th remaining pod while too much is asked for, as erasing it
-    // from the vector would, but found in O(log n) (a Fenwick tree of the
-    // remaining positions) instead of erased in O(n).
-    const std::size_t n = clone_of.size();
-    std::vector<std::size_t> fenwick(n + 1, 0);
-    for (std::size_t i = 1; i <= n; ++i) {
-      ++fenwick[i];
-      if (const std::size_t up = i + (i & (~i + 1)); up <= n) fenwick[up] += fenwick[i];
-    }
-    std::size_t top = 1;
-    while (top * 2 <= n) top *= 2;
-    std::vector<char> removed(n, 0);
-    for (std::size_t left = n; total > target && left > 0; --left) {
-      std::size_t at = rng.Below(left), pos = 0;  // the at-th (0-based) remaining
-      for (std::size_t step = top; step > 0; step /= 2)
-        if (pos + step <= n && fenwick[pos + step] <= at) {
-          pos += step;
-          at -= fenwick[pos];
-        }
-      total -= pods_[clone_of[pos]].TotalMilli();
-      removed[pos] = 1;
-      for (std::size_t i = pos + 1; i <= n; i += i & (~i + 1)) --fenwick[i];
-    }
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!removed[i]) clone_of[kept++] = clone_of[i];
-    clone_of.resize(kept);
+  for (int i : order) total += pods[i].TotalMilli();
+  std::vector<int> clone_of = order;
+  if (!options.inflate) return clone_of;  // the list as given
+  if (total > target) {
+    TrimToTarget(pods, target, total, rng, &clone_of);
+    return clone_of;
   }
-  // The pods are made one at a time in the loop below (names: the listed one, then
-  // "-clone1", "-clone2", … for its copies).
-  std::vector<int> copies(pods_.size(), 0);
-  const std::vector<FgdTask>& tasks = impl_->tasks;
-  const std::unique_ptr<Runner> runner =
-      MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", tasks, seed);
+  for (;;) {
+    const int pick = order[rng.Below(order.size())];
+    if (total + pods[pick].TotalMilli() > target) break;
+    total += pods[pick].TotalMilli();
+    clone_of.push_back(pick);
+  }
+  return clone_of;
+}
 
-  // ---- the cluster ----
+// The cluster, nothing placed. openb has no usage. load-aware-spread|pack read the
+// requested share as the GPU memory load (so their filter refuses nodes more than
+// 82 % allocated); load-aware-frag[-pack] sees what the extender sees of a node
+// without series: unknown, never rejected on load, scored at the unknown-node
+// score. Milli-GPU shares are still fitted per GPU (milligpu), so nothing is
+// over-committed.
+std::vector<NodeState> ClusterViews(const std::vector<traces::OpenbNode>& nodes,
+                                    const std::string& policy) {
   std::vector<NodeState> views;
-  views.reserve(nodes_.size());
-  for (const auto& n : nodes_)
+  views.reserve(nodes.size());
+  for (const auto& n : nodes)
     views.push_back(TraceNodeView(n.name, n.cpu_milli, n.memory_mib, n.gpus, n.model));
-  // openb has no usage. load-aware-spread|pack read the requested share as the GPU
-  // memory load (so their filter refuses nodes more than 82 % allocated);
-  // load-aware-frag[-pack] sees what the extender sees of a node without series: unknown,
-  // never rejected on load, scored at the unknown-node score. Milli-GPU shares are
-  // still fitted per GPU (milligpu), so nothing is over-committed.
   if (policy.starts_with("load-aware-frag"))
     for (auto& v : views) v.metrics_known = false;
-  std::vector<const NodeState*> all;
-  for (const auto& v : views) all.push_back(&v);
-  std::vector<double> node_frag(views.size());
-  double frag_total = 0;
-  for (std::size_t n = 0; n < views.size(); ++n)
-    frag_total += node_frag[n] = NodeFragmentation(views[n], tasks);
+  return views;
+}
 
-  // Pods of one shape score the same on an unchanged node (the plugins are pure
-  // functions of pod and node), so each shape keeps its last verdicts per node
-  // and only nodes changed since are re-scored.
-  // random's scores hash the pod's identity, so only its filter verdicts (a pure
-  // function of shape and node) are cached: a milligpu-only Runner finds the
-  // feasible nodes and the policy's Runner scores just those (two_stage).
-  const bool two_stage = options_.cache_by_shape && policy == "random";
-  const bool cache = options_.cache_by_shape;
-  std::vector<Runner::WeightedPlugin> filter_only;
-  filter_only.push_back({std::make_unique<MilliGpu>(MilliGpuArgs{}), 1});
-  const Runner filter_runner(DefaultPolicyConfig(), std::move(filter_only));
-  using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
-  std::map<Shape, int> shape_ids;
-  struct Verdicts {
-    std::vector<std::uint32_t> version;  // plain: node version scored at; 0: never
-    std::vector<char> ok;                // plain
-    std::vector<double> score;           // plain
-    std::vector<GpuSet> gpus;
-    std::size_t synced = 0;    // indexed: entries of `changes` already looked at
-    std::vector<double> best;  // indexed: LeftmostMax over the tie order
-    std::vector<char> dead;    // indexed: infeasible, and so for the rest of the run
-  };
-  std::vector<Verdicts> verdicts;
-  Verdicts scored;  // two_stage: this pod's scores
-  std::vector<std::uint32_t> node_version(views.size(), 1);
-
-  FgdSeedRun run;
-  run.seed = seed;
-  run.pods = static_cast<int>(clone_of.size());
-  run.placement.reserve(clone_of.size());
-  Random tie_rng(seed ^ 0x66676469ULL);
-  const bool lowest_name = options_.tie_break == FgdTieBreak::kLowestName;
-  // Nodes in name order, so that the first of equal scores is the smallest name.
+// The nodes in tie order: name order, so that the first of equal scores is the
+// smallest name. With `permute`, the authors' renaming: the k-th node in name
+// order becomes "%04d-<name>" with the k-th number of a seeded permutation, so
+// name order is that order.
+std::vector<std::size_t> TieOrder(const std::vector<NodeState>& views, bool permute, Random& rng) {
   std::vector<std::size_t> by_name(views.size());
   std::iota(by_name.begin(), by_name.end(), std::size_t{0});
   std::stable_sort(by_name.begin(), by_name.end(),
                    [&](std::size_t a, std::size_t b) { return views[a].name < views[b].name; });
-  if (options_.permute_node_names) {
-    // The authors' renaming: the k-th node in name order becomes "%04d-<name>"
-    // with the k-th number of a seeded permutation, so name order is that order.
-    std::vector<std::size_t> prefix(by_name.size());
-    std::iota(prefix.begin(), prefix.end(), std::size_t{0});
-    for (std::size_t i = prefix.size(); i > 1; --i) std::swap(prefix[i - 1], prefix[rng.Below(i)]);
-    std::vector<std::size_t> renamed(by_name.size());
-    for (std::size_t k = 0; k < by_name.size(); ++k) renamed[prefix[k]] = by_name[k];
-    by_name = std::move(renamed);
+  if (!permute) return by_name;
+  std::vector<std::size_t> prefix(by_name.size());
+  std::iota(prefix.begin(), prefix.end(), std::size_t{0});
+  for (std::size_t i = prefix.size(); i > 1; --i) std::swap(prefix[i - 1], prefix[rng.Below(i)]);
+  std::vector<std::size_t> renamed(by_name.size());
+  for (std::size_t k = 0; k < by_name.size(); ++k) renamed[prefix[k]] = by_name[k];
+  return renamed;
+}
+
+// What a shape of pod last saw of the nodes (SeedPlacer's cache).
+struct Verdicts {
+  std::vector<std::uint32_t> version;  // plain: node version scored at; 0: never
+  std::vector<char> ok;                // plain
+  std::vector<double> score;           // plain
+  std::vector<GpuSet> gpus;
+  std::size_t synced = 0;    // indexed: entries of `changes` already looked at
+  std::vector<double> best;  // indexed: LeftmostMax over the tie order
+  std::vector<char> dead;    // indexed: infeasible, and so for the rest of the run
+};
+
+// One seed's placement loop over a cluster: per pod, re-score the nodes whose
+// verdicts it cannot reuse, choose the node, place the pod and record the
+// cluster's fragmentation (FGD's measure).
+//
+// Pods of one shape score the same on an unchanged node (the plugins are pure
+// functions of pod and node), so each shape keeps its last verdicts per node and
+// only nodes changed since are re-scored. random's scores hash the pod's
+// identity, so only its filter verdicts (a pure function of shape and node) are
+// cached: a milligpu-only Runner finds the feasible nodes and the policy's Runner
+// scores just those (two_stage).
+//
+// indexed: instead of two scans of every node per pod (which nodes changed since
+// this shape's last pod; which feasible node scores best), a log of the changed
+// nodes and, per shape, a max-tree over the nodes in tie order whose leftmost
+// maximum is the node the scan would choose. The same decisions (the plain scans
+// are the tests' oracle); per pod, work in the changed nodes only.
+class SeedPlacer {
+ public:
+  SeedPlacer(const FgdOptions& options, const std::string& policy, std::uint64_t seed,
+             const std::vector<FgdTask>& tasks, const Runner& runner, std::vector<NodeState> views,
+             std::vector<std::size_t> by_name, std::size_t pods)
+      : tasks_(tasks),
+        runner_(runner),
+        fit_(MakeTraceFit()),
+        cache_(options.cache_by_shape),
+        two_stage_(cache_ && policy == "random"),
+        lowest_name_(options.tie_break == FgdTieBreak::kLowestName),
+        indexed_(options.indexed && cache_ && !two_stage_ && lowest_name_),
+        views_(std::move(views)),
+        by_name_(std::move(by_name)),
+        node_frag_(views_.size()),
+        node_version_(views_.size(), 1),
+        rank_(views_.size()),
+        tree_(views_.size()),
+        tie_rng_(seed ^ 0x66676469ULL) {
+    for (std::size_t n = 0; n < views_.size(); ++n)
+      frag_total_ += node_frag_[n] = NodeFragmentation(views_[n], tasks_);
+    for (std::size_t k = 0; k < by_name_.size(); ++k) rank_[by_name_[k]] = k;
+    if (indexed_) seen_.assign(views_.size(), 0);
+    records_.reserve(pods);
   }
-  // indexed: instead of two scans of every node per pod (which nodes changed
-  // since this shape's last pod; which feasible node scores best), a log of the
-  // changed nodes and, per shape, a max-tree over the nodes in tie order whose
-  // leftmost maximum is the node the scan would choose. The same decisions (the
-  // plain scans are the tests' oracle); per pod, work in the changed nodes only.
-  const bool indexed = options_.indexed && cache && !two_stage && lowest_name;
-  std::vector<std::uint32_t> changes;           // node indices, one per placement
-  std::vector<std::uint32_t> seen;              // per node: the pod that listed it last
-  std::vector<std::size_t> rank(views.size());  // position in tie order
-  for (std::size_t k = 0; k < by_name.size(); ++k) rank[by_name[k]] = k;
-  const LeftmostMax tree(views.size());
-  constexpr double kNone = LeftmostMax::kNone;
-  if (indexed) seen.assign(views.size(), 0);
-  std::uint32_t pod_number = 0;
-  Evaluation eval;
-  std::vector<const NodeState*> dirty;
-  std::vector<std::size_t> dirty_index;
-  std::vector<Record> records;
-  records.reserve(clone_of.size());
-  Record rec;
-  Verdicts scratch_verdicts;
-  for (std::size_t at = 0; at < clone_of.size(); ++at) {
-    const traces::OpenbPod& listed = pods_[clone_of[at]];
-    const int copy = copies[clone_of[at]]++;
-    const PodDemand pod =
-        ToDemand(listed, copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy),
-                 static_cast<int>(at));
-    Verdicts* v = &scratch_verdicts;
-    if (cache) {
-      const Shape key{pod.cpu_milli, pod.memory_request, pod.gpu_count, pod.gpu_milli,
-                      pod.gpu_models};
-      auto [it, fresh] = shape_ids.try_emplace(key, static_cast<int>(verdicts.size()));
-      if (fresh) verdicts.push_back({});
-      v = &verdicts[it->second];
-    } else {
-      v->version.clear();
-    }
-    ++pod_number;
+
+  // Places `pod` (or fails it) and records the cluster after it.
+  void Place(const PodDemand& pod, FgdSeedRun* run) {
+    Verdicts* v = VerdictsOf(pod);
+    ++pod_number_;
     // indexed keeps, per shape, only the GPUs chosen per node and the max-tree
     // (whose leaves are the scores of the feasible nodes); the plain path keeps
     // each node's version, verdict and score.
-    const bool first_of_shape = indexed ? v->best.empty() : v->version.empty();
-    if (first_of_shape) {
-      if (indexed) {
-        v->best.assign(tree.size(), kNone);
-        v->dead.assign(views.size(), 0);
-      } else {
-        v->version.assign(views.size(), 0);
-        v->ok.assign(views.size(), 0);
-        v->score.assign(views.size(), 0);
-      }
-      v->gpus.assign(views.size(), GpuSet());
+    const bool first_of_shape = indexed_ ? v->best.empty() : v->version.empty();
+    if (first_of_shape) Reset(v);
+    CollectDirty(v, first_of_shape);
+    Rescore(pod, v, first_of_shape, run);
+    int chosen = -1;
+    if (indexed_) {
+      if (first_of_shape) tree_.Build(v->best);
+      const std::size_t first = tree_.Leftmost(v->best);
+      if (first != std::string::npos) chosen = static_cast<int>(by_name_[first]);
     }
-    dirty.clear();
-    dirty_index.clear();
-    if (indexed && !first_of_shape) {
+    if (two_stage_) v = ScoreFeasible(pod, *v, run);
+    if (!indexed_) chosen = ChooseByScan(*v);
+    rec_.arrived += PodMilliTotal(pod);
+    if (chosen < 0) {
+      ++run->failed;
+      run->placement.emplace_back();
+    } else {
+      Apply(pod, chosen, v->gpus[chosen], run);
+    }
+    rec_.frag = frag_total_;
+    records_.push_back(rec_);
+  }
+
+  const std::vector<Record>& records() const { return records_; }
+
+ private:
+  using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
+  static constexpr double kNone = LeftmostMax::kNone;
+
+  // The pod's shape's verdicts (with the cache), or a scratch set cleared.
+  Verdicts* VerdictsOf(const PodDemand& pod) {
+    if (!cache_) {
+      scratch_verdicts_.version.clear();
+      return &scratch_verdicts_;
+    }
+    const Shape key{pod.cpu_milli, pod.memory_request, pod.gpu_count, pod.gpu_milli,
+                    pod.gpu_models};
+    auto [it, fresh] = shape_ids_.try_emplace(key, static_cast<int>(verdicts_.size()));
+    if (fresh) verdicts_.push_back({});
+    return &verdicts_[it->second];
+  }
+
+  void Reset(Verdicts* v) const {
+    if (indexed_) {
+      v->best.assign(tree_.size(), kNone);
+      v->dead.assign(views_.size(), 0);
+    } else {
+      v->version.assign(views_.size(), 0);
+      v->ok.assign(views_.size(), 0);
+      v->score.assign(views_.size(), 0);
+    }
+    v->gpus.assign(views_.size(), GpuSet());
+  }
+
+  // The nodes to (re-)evaluate for a pod of v's shape, into dirty_ and dirty_index_.
+  void CollectDirty(Verdicts* v, bool first_of_shape) {
+    dirty_.clear();
+    dirty_index_.clear();
+    if (indexed_ && !first_of_shape) {
       // Exactly the nodes placed on since this shape's last pod have changed
       // (it re-scored every changed node then); a node is listed per placement.
-      for (std::size_t i = v->synced; i < changes.size(); ++i) {
-        const std::size_t n = changes[i];
+      for (std::size_t i = v->synced; i < changes_.size(); ++i) {
+        const std::size_t n = changes_[i];
         // Pods are only ever added, so a node's CPU, memory, GPU shares and load
         // only shrink or grow: one a shape could not use stays so.
-        if (seen[n] == pod_number || v->dead[n]) continue;
-        seen[n] = pod_number;
-        dirty_index.push_back(n);
+        if (seen_[n] == pod_number_ || v->dead[n]) continue;
+        seen_[n] = pod_number_;
+        dirty_index_.push_back(n);
       }
-      std::sort(dirty_index.begin(), dirty_index.end());
-      for (std::size_t n : dirty_index) dirty.push_back(&views[n]);
-    } else if (indexed) {
-      for (std::size_t n = 0; n < views.size(); ++n) {
-        dirty.push_back(&views[n]);
-        dirty_index.push_back(n);
+      std::sort(dirty_index_.begin(), dirty_index_.end());
+      for (std::size_t n : dirty_index_) dirty_.push_back(&views_[n]);
+    } else if (indexed_) {
+      for (std::size_t n = 0; n < views_.size(); ++n) {
+        dirty_.push_back(&views_[n]);
+        dirty_index_.push_back(n);
       }
     } else {
-      for (std::size_t n = 0; n < views.size(); ++n)
-        if (v->version[n] != node_version[n]) {
-          dirty.push_back(&views[n]);
-          dirty_index.push_back(n);
+      // Local copies: the loop runs over every node for every pod, and the
+      // compiler cannot keep members in registers across push_back.
+      const std::uint32_t* scored_at = v->version.data();
+      const std::uint32_t* now = node_version_.data();
+      const std::size_t count = views_.size();
+      for (std::size_t n = 0; n < count; ++n)
+        if (scored_at[n] != now[n]) {
+          dirty_.push_back(&views_[n]);
+          dirty_index_.push_back(std::size_t{n});
         }
     }
-    v->synced = changes.size();
-    if (!dirty.empty()) {
-      (two_stage ? filter_runner : *runner).Evaluate(pod, dirty, RunOptions{false, false}, &eval);
-      run.node_evaluations += dirty.size();
-      for (std::size_t k = 0; k < dirty.size(); ++k) {
-        const std::size_t n = dirty_index[k];
-        const NodeResult& r = eval.nodes[k];
-        v->gpus[n] = r.gpus;
-        if (indexed) {
-          // Infeasible, NaN and −∞ scores are never chosen by the scan either.
-          const double leaf = r.feasible() && r.score > kNone ? r.score : kNone;
-          v->dead[n] = r.feasible() ? 0 : 1;
-          if (first_of_shape)
-            v->best[rank[n]] = leaf;
-          else
-            tree.Set(v->best, rank[n], leaf);
-          continue;
-        }
-        v->version[n] = node_version[n];
-        v->ok[n] = r.feasible() ? 1 : 0;
-        v->score[n] = r.score;
-      }
-    }
-    int chosen = -1, ties = 0;
-    if (indexed) {
-      if (first_of_shape) tree.Build(v->best);
-      const std::size_t first = tree.Leftmost(v->best);
-      if (first != std::string::npos) chosen = static_cast<int>(by_name[first]);
-    }
-    if (two_stage) {
-      dirty.clear();
-      dirty_index.clear();
-      for (std::size_t n = 0; n < views.size(); ++n)
-        if (v->ok[n]) {
-          dirty.push_back(&views[n]);
-          dirty_index.push_back(n);
-        }
-      scored.ok.assign(views.size(), 0);
-      scored.score.resize(views.size());
-      scored.gpus.resize(views.size());
-      if (!dirty.empty()) {
-        runner->Evaluate(pod, dirty, RunOptions{false, false}, &eval);
-        run.node_evaluations += dirty.size();
-      }
-      for (std::size_t k = 0; k < dirty.size(); ++k) {
-        const std::size_t n = dirty_index[k];
-        const NodeResult& r = eval.nodes[k];
-        scored.ok[n] = r.feasible() ? 1 : 0;
-        scored.score[n] = r.score;
-        scored.gpus[n] = r.gpus;
-      }
-      v = &scored;
-    }
-    // selectHost: the highest score; ties to the smallest node name (the
-    // authors' patched scheduler) or uniformly at random (stock kube-scheduler).
-    double best = -std::numeric_limits<double>::infinity();
-    if (!indexed)
-      for (std::size_t n : by_name) {
-        if (!v->ok[n]) continue;
-        if (v->score[n] > best) {
-          best = v->score[n];
-          chosen = static_cast<int>(n);
-          ties = 1;
-        } else if (v->score[n] == best && !lowest_name &&
-                   tie_rng.Below(static_cast<std::uint64_t>(++ties)) == 0) {
-          chosen = static_cast<int>(n);
-        }
-      }
-    rec.arrived += PodMilliTotal(pod);
-    if (chosen < 0) {
-      ++run.failed;
-      run.placement.emplace_back();
-    } else {
-      NodeState& node = views[chosen];
-      const GpuSet gpus = v->gpus[chosen];
-      if (gpus.Count() != pod.gpu_count)
-        throw InputError{"fgd-inflation: a policy placed no GPUs for " + pod.name};
-      node.gpu_pod_kinds |= GpuPodKind(pod);
-      ApplyTracePod(&node, pod, gpus, +1);
-      ++node_version[chosen];
-      if (indexed) changes.push_back(static_cast<std::uint32_t>(chosen));
-      frag_total -= node_frag[chosen];
-      frag_total += node_frag[chosen] = NodeFragmentation(node, tasks);
-      rec.allocated += PodMilliTotal(pod);
-      ++run.placed;
-      run.placement.push_back(node.name);
-    }
-    rec.frag = frag_total;
-    records.push_back(rec);
+    v->synced = changes_.size();
   }
-  Discretise(records, capacity_milli_, &run);
+
+  // Evaluates the dirty nodes (two_stage: filters only) into v.
+  void Rescore(const PodDemand& pod, Verdicts* v, bool first_of_shape, FgdSeedRun* run) {
+    if (dirty_.empty()) return;
+    (two_stage_ ? *fit_ : runner_).Evaluate(pod, dirty_, RunOptions{false, false}, &eval_);
+    run->node_evaluations += dirty_.size();
+    for (std::size_t k = 0; k < dirty_.size(); ++k) {
+      const std::size_t n = dirty_index_[k];
+      const NodeResult& r = eval_.nodes[k];
+      v->gpus[n] = r.gpus;
+      if (indexed_) {
+        // Infeasible, NaN and −∞ scores are never chosen by the scan either.
+        const double leaf = r.feasible() && r.score > kNone ? r.score : kNone;
+        v->dead[n] = r.feasible() ? 0 : 1;
+        if (first_of_shape)
+          v->best[rank_[n]] = leaf;
+        else
+          tree_.Set(v->best, rank_[n], leaf);
+        continue;
+      }
+      v->version[n] = node_version_[n];
+      v->ok[n] = r.feasible() ? 1 : 0;
+      v->score[n] = r.score;
+    }
+  }
+
+  // two_stage: the policy's scores of the nodes the fit left feasible.
+  Verdicts* ScoreFeasible(const PodDemand& pod, const Verdicts& fit, FgdSeedRun* run) {
+    dirty_.clear();
+    dirty_index_.clear();
+    for (std::size_t n = 0; n < views_.size(); ++n)
+      if (fit.ok[n]) {
+        dirty_.push_back(&views_[n]);
+        dirty_index_.push_back(n);
+      }
+    scored_.ok.assign(views_.size(), 0);
+    scored_.score.resize(views_.size());
+    scored_.gpus.resize(views_.size());
+    if (!dirty_.empty()) {
+      runner_.Evaluate(pod, dirty_, RunOptions{false, false}, &eval_);
+      run->node_evaluations += dirty_.size();
+    }
+    for (std::size_t k = 0; k < dirty_.size(); ++k) {
+      const std::size_t n = dirty_index_[k];
+      const NodeResult& r = eval_.nodes[k];
+      scored_.ok[n] = r.feasible() ? 1 : 0;
+      scored_.score[n] = r.score;
+      scored_.gpus[n] = r.gpus;
+    }
+    return &scored_;
+  }
+
+  // selectHost: the highest score; ties to the smallest node name (the authors'
+  // patched scheduler) or uniformly at random (stock kube-scheduler). -1: none.
+  int ChooseByScan(const Verdicts& v) {
+    // Local copies, as in CollectDirty: every node for every pod.
+    const char* ok = v.ok.data();
+    const double* score = v.score.data();
+    const bool lowest_name = lowest_name_;
+    int chosen = -1, ties = 0;
+    double best = -std::numeric_limits<double>::infinity();
+    for (const std::size_t n : by_name_) {
+      if (!ok[n]) continue;
+      if (score[n] > best) {
+        best = score[n];
+        chosen = static_cast<int>(n);
+        ties = 1;
+      } else if (score[n] == best && !lowest_name &&
+                 tie_rng_.Below(static_cast<std::uint64_t>(++ties)) == 0) {
+        chosen = static_cast<int>(n);
+      }
+    }
+    return chosen;
+  }
+
+  // Places the pod on `gpus` of node `chosen`.
+  void Apply(const PodDemand& pod, int chosen, GpuSet gpus, FgdSeedRun* run) {
+    NodeState& node = views_[chosen];
+    if (gpus.Count() != pod.gpu_count)
+      throw InputError{"fgd-inflation: a policy placed no GPUs for " + pod.name};
+    node.gpu_pod_kinds |= GpuPodKind(pod);
+    ApplyTracePod(&node, pod, gpus, +1);
+    ++node_version_[chosen];
+    if (indexed_) changes_.push_back(static_cast<std::uint32_t>(chosen));
+    frag_total_ -= node_frag_[chosen];
+    frag_total_ += node_frag_[chosen] = NodeFragmentation(node, tasks_);
+    rec_.allocated += PodMilliTotal(pod);
+    ++run->placed;
+    run->placement.push_back(node.name);
+  }
+
+  const std::vector<FgdTask>& tasks_;
+  const Runner& runner_;
+  const std::unique_ptr<Runner> fit_;  // two_stage: milligpu alone
+  const bool cache_, two_stage_, lowest_name_, indexed_;
+  std::vector<NodeState> views_;
+  const std::vector<std::size_t> by_name_;  // the tie order
+  std::vector<double> node_frag_;
+  double frag_total_ = 0;
+  std::map<Shape, int> shape_ids_;
+  std::vector<Verdicts> verdicts_;  // per shape
+  Verdicts scored_;                 // two_stage: this pod's scores
+  Verdicts scratch_verdicts_;       // without the cache
+  std::vector<std::uint32_t> node_version_;
+  std::vector<std::uint32_t> changes_;  // indexed: node indices, one per placement
+  std::vector<std::uint32_t> seen_;     // indexed: per node, the pod that listed it last
+  std::vector<std::size_t> rank_;       // per node: position in tie order
+  const LeftmostMax tree_;
+  Random tie_rng_;
+  std::uint32_t pod_number_ = 0;
+  Evaluation eval_;
+  std::vector<const NodeState*> dirty_;
+  std::vector<std::size_t> dirty_index_;
+  std::vector<Record> records_;
+  Record rec_;
+};
+
+}  // namespace
+
+FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) const {
+  Random rng(seed);
+  const std::vector<int> clone_of = SeedWorkload(pods_, options_, capacity_milli_, rng);
+  const std::vector<FgdTask>& tasks = impl_->tasks;
+  const std::unique_ptr<Runner> runner =
+      MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", tasks, seed);
+  std::vector<NodeState> views = ClusterViews(nodes_, policy);
+  std::vector<std::size_t> by_name = TieOrder(views, options_.permute_node_names, rng);
+  SeedPlacer placer(options_, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
+                    clone_of.size());
+  FgdSeedRun run;
+  run.seed = seed;
+  run.pods = static_cast<int>(clone_of.size());
+  run.placement.reserve(clone_of.size());
+  // The pods are made one at a time (names: the listed one, then "-clone1",
+  // "-clone2", … for its copies).
+  std::vector<int> copies(pods_.size(), 0);
+  for (std::size_t at = 0; at < clone_of.size(); ++at) {
+    const traces::OpenbPod& listed = pods_[clone_of[at]];
+    const int copy = copies[clone_of[at]]++;
+    placer.Place(
+        ToDemand(listed, copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy),
+                 static_cast<int>(at)),
+        &run);
+  }
+  Discretise(placer.records(), capacity_milli_, &run);
   return run;
 }
 

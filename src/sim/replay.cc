@@ -148,8 +148,11 @@ class Replayer {
       }
     }
     cache_ = o.cache_by_shape && policy != "random";
-    runner_ =
-        MakeTracePolicy(policy, ReplayPolicyNames(), "philly", TypicalTasks(all_pods, 100), o.seed);
+    std::vector<FgdTask> tasks = TypicalTasks(all_pods, 100);
+    // No pod to place (every job skipped): fgd's args need a task type, and which
+    // one cannot matter; its default, a whole GPU.
+    if (tasks.empty()) tasks.push_back({0, 1, kMilliPerGpu, {}, 1.0});
+    runner_ = MakeTracePolicy(policy, ReplayPolicyNames(), "philly", tasks, o.seed);
   }
 
   ReplayResult Run() {

@@ -138,6 +138,17 @@ TEST(Replay, InputErrors) {
   }
 }
 
+// Every job skipped leaves no pod, so no target workload for fgd: every policy
+// still runs (and places nothing).
+TEST(Replay, EveryPolicyRunsWhenNoJobHasAPod) {
+  for (const auto& policy : ReplayPolicyNames()) {
+    SCOPED_TRACE(policy);
+    const ReplayResult r = Replay({{"a", 1}}, {{"j1", 0, 10, 1, "nowhere"}}, policy);
+    EXPECT_EQ(r.skipped_no_vc, 1);
+    EXPECT_EQ(r.completed, 0);
+  }
+}
+
 TEST(Replay, PhillyRowsBecomeJobsAndVcs) {
   traces::PhillyJob j;
   j.line = 7;

@@ -8,7 +8,6 @@
 #include <limits>
 #include <memory>
 
-#include "policy/plugins/k8sdefault/k8sdefault.h"
 #include "sim/device_plugin.h"
 #include "tidal/core/status.h"
 #include "tidal/metrics/golden.h"

@@ -1,14 +1,7 @@
 #include "sim/trace_policies.h"
 
-#include "policy/plugins/balance/balance.h"
-#include "policy/plugins/bestfitmilli/bestfitmilli.h"
-#include "policy/plugins/dotprod/dotprod.h"
-#include "policy/plugins/fgd/fgd.h"
-#include "policy/plugins/gpuclustering/gpuclustering.h"
-#include "policy/plugins/gpupacking/gpupacking.h"
-#include "policy/plugins/loadaware/loadaware.h"
-#include "policy/plugins/milligpu/milligpu.h"
-#include "policy/plugins/random/random.h"
+#include <yaml-cpp/yaml.h>
+
 #include "tidal/core/status.h"
 #include "tidal/policy/milli_gpu.h"
 #include "tidal/policy/registry.h"
@@ -17,12 +10,39 @@ namespace tidal::sim {
 
 namespace {
 
-std::unique_ptr<Plugin> FromRegistry(PluginFactory make, const char* yaml,
-                                     const std::string& path) {
+// The registry's plugin `name` built from `args`, as a config file's
+// `plugins.<name>.args` would build it; a problem is an InputError.
+std::unique_ptr<Plugin> FromRegistry(const std::string& name, const YAML::Node& args) {
+  const PluginEntry* entry = FindPlugin(name);
+  if (entry == nullptr) throw InputError{"plugin \"" + name + "\": not in the registry"};
   ConfigErrors errors;
-  auto p = make(YAML::Load(yaml), path, errors);
+  auto p = entry->make(args, name, errors);
   if (!p) throw InputError{errors.Joined()};
   return p;
+}
+
+// fgd's args (src/policy/plugins/fgd/README.md): the target workload as `tasks`
+// (doubles are written with max_digits10, so the weights read back exactly) and
+// the tie-break.
+YAML::Node FgdArgsYaml(const std::vector<FgdTask>& tasks, bool pack) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const FgdTask& t : tasks) {
+    YAML::Node task(YAML::NodeType::Map);
+    task["cpuMilli"] = t.cpu_milli;
+    task["gpus"] = t.gpus;
+    task["gpuMilli"] = t.gpu_milli;
+    if (!t.models.empty()) {
+      YAML::Node models(YAML::NodeType::Sequence);
+      for (const auto& m : t.models) models.push_back(m);
+      task["models"] = models;
+    }
+    task["weight"] = t.weight;
+    list.push_back(task);
+  }
+  YAML::Node args(YAML::NodeType::Map);
+  args["tasks"] = list;
+  args["tieBreak"] = pack ? "pack" : "none";
+  return args;
 }
 
 }  // namespace
@@ -36,42 +56,43 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
   std::vector<Runner::WeightedPlugin> plugins;
   // The FGD authors' Random gives a sharing pod a random GPU of the node
   // (gpuSelMethod random); the other baselines get the best-fit GPU.
-  MilliGpuArgs fit;
+  YAML::Node fit;
   if (policy == "random") {
-    fit.pick = GpuPick::kRandom;
-    fit.seed = seed;
+    fit["gpuPick"] = "random";
+    fit["seed"] = seed;
   }
-  plugins.push_back({std::make_unique<MilliGpu>(fit), 1});
+  plugins.push_back({FromRegistry("milligpu", fit), 1});
   if (!listed) {
     // Falls through to the error below.
   } else if (policy == "random") {
-    plugins.push_back({std::make_unique<RandomScore>(RandomArgs{seed}), 1});
+    YAML::Node args;
+    args["seed"] = seed;
+    plugins.push_back({FromRegistry("random", args), 1});
   } else if (policy == "dot-prod") {
-    plugins.push_back({std::make_unique<DotProd>(), 1});
+    plugins.push_back({FromRegistry("dotprod", YAML::Node()), 1});
   } else if (policy == "gpu-clustering") {
-    plugins.push_back({std::make_unique<GpuClustering>(), 1});
+    plugins.push_back({FromRegistry("gpuclustering", YAML::Node()), 1});
   } else if (policy == "gpu-packing") {
-    plugins.push_back({std::make_unique<GpuPacking>(), 1});
+    plugins.push_back({FromRegistry("gpupacking", YAML::Node()), 1});
   } else if (policy == "best-fit") {
-    plugins.push_back({std::make_unique<BestFitMilli>(), 1});
+    plugins.push_back({FromRegistry("bestfitmilli", YAML::Node()), 1});
   } else if (policy == "fgd") {
-    plugins.push_back({std::make_unique<Fgd>(FgdArgs{tasks}), 1});
+    plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, false)), 1});
   } else if (policy == "load-aware-frag" || policy == "load-aware-frag-pack") {
     // Tidal's load-aware filter and band score, FGD's fragmentation score (with
     // -pack: equal FGD scores go to the node left fullest), balance's spread below
     // the warning band. Where no node has live load (openb: the views are unknown,
-    // see FgdExperiment::Run) loadaware and balance score every node 50 and reject
-    // none, so FGD's score (and its tie-break) decides.
-    plugins.push_back({FromRegistry(NewLoadAware, "{}", "loadaware"), 2});
-    FgdArgs fgd{tasks};
-    if (policy == "load-aware-frag-pack") fgd.tie_break = FgdTieBreak::kPack;
-    plugins.push_back({std::make_unique<Fgd>(std::move(fgd)), 1});
-    plugins.push_back({FromRegistry(NewBalance, "{mode: spread}", "balance"), 1});
-  } else if (policy == "load-aware-spread" || policy == "load-aware-pack") {
-    plugins.push_back({FromRegistry(NewLoadAware, "{}", "loadaware"), 1});
+    // see ClusterViews in fgd_experiment.cc) loadaware and balance score every node
+    // 50 and reject none, so FGD's score (and its tie-break) decides.
+    plugins.push_back({FromRegistry("loadaware", YAML::Load("{}")), 2});
     plugins.push_back(
-        {FromRegistry(NewBalance, policy == "load-aware-pack" ? "{mode: pack}" : "{mode: spread}",
-                      "balance"),
+        {FromRegistry("fgd", FgdArgsYaml(tasks, policy == "load-aware-frag-pack")), 1});
+    plugins.push_back({FromRegistry("balance", YAML::Load("{mode: spread}")), 1});
+  } else if (policy == "load-aware-spread" || policy == "load-aware-pack") {
+    plugins.push_back({FromRegistry("loadaware", YAML::Load("{}")), 1});
+    plugins.push_back(
+        {FromRegistry("balance",
+                      YAML::Load(policy == "load-aware-pack" ? "{mode: pack}" : "{mode: spread}")),
          1});
   } else {
     listed = false;
@@ -82,6 +103,12 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
     throw InputError{"policy \"" + policy + "\": unknown for " + experiment + " (expected one of " +
                      list + ")"};
   }
+  return std::make_unique<Runner>(DefaultPolicyConfig(), std::move(plugins));
+}
+
+std::unique_ptr<Runner> MakeTraceFit() {
+  std::vector<Runner::WeightedPlugin> plugins;
+  plugins.push_back({FromRegistry("milligpu", YAML::Node()), 1});
   return std::make_unique<Runner>(DefaultPolicyConfig(), std::move(plugins));
 }
 

@@ -1,14 +1,15 @@
 #pragma once
 // The placement policies of the trace experiments (fgd-inflation, philly): each is
 // a Runner over plugins, `milligpu` (CPU, memory, GPU model and milli-GPU fit)
-// plus the policy's score plugin, the same plugin code the extender runs.
+// plus the policy's score plugin, the same plugin code the extender runs, built
+// as a config file builds it: through the registry, from YAML args.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "policy/plugins/fgd/fgd_args.h"
 #include "tidal/core/types.h"
+#include "tidal/policy/fragmentation.h"
 #include "tidal/policy/runner.h"
 
 namespace tidal::sim {
@@ -24,6 +25,9 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
                                         const std::vector<std::string>& known,
                                         const std::string& experiment,
                                         const std::vector<FgdTask>& tasks, std::uint64_t seed);
+
+// `milligpu` alone with its defaults: the fit every trace policy starts with.
+std::unique_ptr<Runner> MakeTraceFit();
 
 // A node of `gpus` GPUs of `model` (each 1000 milli-GPU), nothing placed.
 NodeState TraceNodeView(const std::string& name, std::int64_t cpu_milli, std::int64_t memory_mib,

@@ -8,6 +8,8 @@
 
 namespace tidal {
 
+// FGD's measure (tidal/policy/fragmentation.h), defined in the plugin's translation
+// unit so that its batch loops (flatten) inline it into Fgd's filter and score.
 double NodeFragmentation(std::int64_t cpu_left, const std::string& model, std::span<const int> free,
                          std::span<const FgdTask> tasks) {
   std::int64_t idle = 0;

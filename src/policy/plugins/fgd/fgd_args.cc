@@ -86,6 +86,7 @@ void FgdArgs::Validate(const std::string& path, ConfigErrors& errors) const {
     errors.Add(tpath, "weights sum to " + Fmt(sum) + " (expected 1)");
 }
 
+// Declared in tidal/policy/fragmentation.h.
 std::vector<FgdTask> TypicalTasks(std::span<const PodDemand> pods, double popularity_pct) {
   using Key = std::tuple<std::int64_t, int, int, std::string>;  // cpu, milli, gpus, models
   std::map<Key, int> counts;

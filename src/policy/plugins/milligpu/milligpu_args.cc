@@ -1,5 +1,6 @@
 #include "policy/plugins/milligpu/milligpu_args.h"
 
+#include "tidal/policy/seed_arg.h"
 #include "tidal/policy/yaml_util.h"
 
 namespace tidal {
@@ -12,9 +13,7 @@ MilliGpuArgs MilliGpuArgs::Parse(const YAML::Node& node, const std::string& path
   if (!node || node.IsNull()) return a;
   if (!IsMap(node, path, errors)) return a;
   CheckKeys(node, path, {"gpuPick", "seed"}, errors);
-  int seed = 0;
-  ReadInt(node, path, "seed", &seed, errors);
-  a.seed = static_cast<std::uint64_t>(seed);
+  ReadSeed(node, path, "seed", &a.seed, errors);
   std::string pick = "best-fit";
   ReadString(node, path, "gpuPick", &pick, errors);
   if (pick == "best-fit")

@@ -1,5 +1,6 @@
 #include "policy/plugins/random/random_args.h"
 
+#include "tidal/policy/seed_arg.h"
 #include "tidal/policy/yaml_util.h"
 
 namespace tidal {
@@ -12,10 +13,7 @@ RandomArgs RandomArgs::Parse(const YAML::Node& node, const std::string& path,
   if (!node || node.IsNull()) return a;
   if (!IsMap(node, path, errors)) return a;
   CheckKeys(node, path, {"seed"}, errors);
-  int seed = 42;
-  ReadInt(node, path, "seed", &seed, errors);
-  if (seed < 0) errors.Add(Join(path, "seed"), std::to_string(seed) + " (expected a number >= 0)");
-  a.seed = static_cast<std::uint64_t>(seed < 0 ? 0 : seed);
+  ReadSeed(node, path, "seed", &a.seed, errors);
   return a;
 }
 
