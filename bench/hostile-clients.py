@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Latency of `tidal serve` and `tidal-agent` beside idle and slowloris connections
-(issue 22's target): a valid 1 000-node /filter within 50 ms of its time on a quiet
+(the HTTP layer's target, docs/hardening.md): a valid 1 000-node /filter within 50 ms of its time on a quiet
 server, and the agent's /metrics scrape within 100 ms, while each server holds 1 000
 idle keep-alive connections (connected, one request answered, then silent) and 100
 slowloris connections (one header byte a second, never ending).

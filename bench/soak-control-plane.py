@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Soak of Tidal on the e2e harness's real control plane (issue 22): pods created
+"""Soak of Tidal on the e2e harness's real control plane: pods created
 and deleted continuously, Prometheus restarted every minute; at the end, the
 scheduling attempts that failed because of Tidal and tidal serve's RSS.
 

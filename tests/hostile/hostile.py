@@ -1,4 +1,4 @@
-"""Hostile HTTP clients against the real `tidal serve` and `tidal-agent` (issue 22).
+"""Hostile HTTP clients against the real `tidal serve` and `tidal-agent` (docs/hardening.md, "The HTTP layer").
 
 Shared by tests/hostile/hostile_clients.py (a test per row of the issue) and
 bench/hostile-clients.py (latency beside idle and slowloris connections):

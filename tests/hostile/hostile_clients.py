@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 22's HTTP rows as black-box tests of the real `tidal serve` and `tidal-agent`.
+"""The HTTP rows of docs/hardening.md ("The HTTP layer") as black-box tests of the real `tidal serve` and `tidal-agent`.
 
 One test per row (test_rowNN_...): each starts its own serve and/or agent on free
 loopback ports (tests/hostile/hostile.py: serve with the deploy's arguments and
@@ -49,7 +49,7 @@ def log(text):
 
 
 class HostileClients(unittest.TestCase):
-    """Issue 22, rows 1–5, 8, 9, 12–14."""
+    """Rows 1–5, 8, 9, 12–14 of docs/hardening.md's table."""
 
     @classmethod
     def setUpClass(cls):
