@@ -7,7 +7,7 @@ layer on its own level; private headers (src/<layer>/...) only of its own layer.
 
     scripts/check-layers.py            # from the repository's root; exit 1 on a violation
 
-KNOWN lists the reaches that exist today and are to be removed (issue 26, step 1):
+KNOWN lists reaches that existed before the check, to be removed:
 a new one fails, and one that is gone must be taken off the list (so the list only
 shrinks).
 """
@@ -34,7 +34,7 @@ LEVEL = {
 }
 
 # (file, included header): reaches to remove, each with what removes it.
-KNOWN = set()  # none left: issue 26, step 1 removed the last ones
+KNOWN = set()  # none left
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
