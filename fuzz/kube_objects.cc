@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const tidal::Status st = tidal::kube::DecodeWatchEvent(text, &ev);
   if (st.ok()) {
     TIDAL_FUZZ_CHECK(!ev.object.empty() && ev.object.front() == '{', "the event's object is JSON");
-    tidal::kube::KubeNode node;
+    tidal::KubeNode node;
     if (tidal::kube::DecodeNode(ev.object, &node).ok())
       TIDAL_FUZZ_CHECK(!node.name.empty() && node.allocatable_gpus <= tidal::kMaxGpusPerNode,
                        "a decoded node has a name and a GPU count in range");
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     TIDAL_FUZZ_CHECK(!st.reason().empty(), "errors say why");
   }
-  tidal::kube::KubeNode node;
+  tidal::KubeNode node;
   if (tidal::kube::DecodeNode(text, &node).ok())
     TIDAL_FUZZ_CHECK(!node.name.empty(), "a decoded node has a name");
   tidal::kube::KubePod pod;

@@ -13,7 +13,7 @@ namespace {
 // Written by the binder (BinderOptions::gpu_annotation's default).
 constexpr const char* kGpuAnnotation = "tidal.io/gpus";
 
-NodeInfo ToInfo(const kube::KubeNode& n) {
+NodeInfo ToInfo(const KubeNode& n) {
   NodeInfo info;
   info.labels = n.labels;
   info.allocatable_gpus = n.allocatable_gpus;
@@ -123,7 +123,7 @@ void KubeSync::NodeHandler::Replace(const std::vector<std::string>& objects) {
   std::lock_guard<std::mutex> lock(s_.mu_);
   s_.node_infos_.clear();
   for (const auto& json : objects) {
-    kube::KubeNode n;
+    KubeNode n;
     if (Status st = kube::DecodeNode(json, &n); !st.ok()) {
       ++s_.decode_errors_;
       s_.log_->warn("nodes: skipping a node: {}", st.reason());
@@ -137,7 +137,7 @@ void KubeSync::NodeHandler::Replace(const std::vector<std::string>& objects) {
 }
 
 void KubeSync::NodeHandler::Apply(const kube::WatchEvent& event) {
-  kube::KubeNode n;
+  KubeNode n;
   std::lock_guard<std::mutex> lock(s_.mu_);
   if (Status st = kube::DecodeNode(event.object, &n); !st.ok()) {
     ++s_.decode_errors_;

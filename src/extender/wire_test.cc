@@ -253,7 +253,10 @@ TEST(Wire, NodeNamesWithAndWithoutEscapes) {
 }
 
 TEST(Wire, EncodesWhatKubeSchedulerReads) {
-  WireNode n1{"n1", {}, 4, 0, 0, R"({"metadata":{"name":"n1"}})"};
+  WireNode n1;
+  n1.name = "n1";
+  n1.allocatable_gpus = 4;
+  n1.json = R"({"metadata":{"name":"n1"}})";
   FilterResult r;
   r.with_nodes = true;
   r.with_node_names = true;

@@ -24,7 +24,7 @@ std::string Dur(TimeMs ms) {
 int Pct(double f) { return static_cast<int>(std::lround(f * 100)); }
 
 // The node as the policy sees it: the API's labels and GPU count, the sample's loads.
-NodeState MakeState(const NodeApi& api, const NodeMetrics& m) {
+NodeState MakeState(const KubeNode& api, const NodeMetrics& m) {
   NodeState s;
   s.name = api.name;
   s.labels = api.labels;
@@ -215,13 +215,17 @@ Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& i
                              Dur(cfg.max_gap_ms));
   if (!coverage.empty()) plan.skipped.push_back({"cluster", coverage + ": no trigger can hold"});
 
-  std::vector<NodeApi> nodes = in.nodes;
+  std::vector<KubeNode> nodes = in.nodes;
   if (nodes.empty()) {
     // Every node seen in the window: one whose series vanished is stale, not gone.
     std::set<std::string> seen;
     for (const auto* s : hist)
       for (const auto& [name, m] : s->nodes) seen.insert(name);
-    for (const auto& name : seen) nodes.push_back({name, {}, -1, false});
+    for (const auto& name : seen) {
+      KubeNode unknown;  // labels and allocatable not known: from the snapshot alone
+      unknown.name = name;
+      nodes.push_back(std::move(unknown));
+    }
   }
   std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return a.name < b.name; });
 

@@ -384,7 +384,14 @@ TEST(Planner, Table) {
        0, "", "LSCS unknown"},
       {"cordoned node is not a target",
        [](PlanInput& in, PlannerConfig&) {
-         in.nodes = {{"a", {}, 4, false}, {"b", {}, 4, true}, {"c", {}, 4, false}};
+         in.nodes.clear();
+         for (const char* name : {"a", "b", "c"}) {
+           KubeNode n;
+           n.name = name;
+           n.allocatable_gpus = 4;
+           n.unschedulable = n.name == "b";
+           in.nodes.push_back(n);
+         }
        },
        1, "c", ""},
   };

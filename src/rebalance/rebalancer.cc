@@ -19,12 +19,12 @@ Status Rebalancer::LoadCluster(PlanInput* in) {
   std::vector<std::string> items;
   if (Status s = ListAll(api_, "/api/v1/nodes", options_.page_size, &items); !s.ok()) return s;
   for (const auto& item : items) {
-    kube::KubeNode n;
+    KubeNode n;
     if (Status s = kube::DecodeNode(item, &n); !s.ok()) return s;
     // Nodes without GPUs run no agent: counted, they would read as stale forever
     // and keep LSCS unknown.
     if (n.allocatable_gpus <= 0) continue;
-    in->nodes.push_back({n.name, n.labels, n.allocatable_gpus, n.unschedulable});
+    in->nodes.push_back(std::move(n));
   }
   if (Status s = ListAll(api_, "/api/v1/pods?fieldSelector=" + kube::UrlEncode("spec.nodeName!="),
                          options_.page_size, &items);

@@ -540,9 +540,13 @@ class Simulation {
     rebalance::PlanInput in;
     in.now_ms = now;
     in.snapshots.assign(history_.begin(), history_.end());
-    for (const auto& n : nodes_)
-      in.nodes.push_back(
-          {n.spec->name, n.spec->labels, n.spec->gpu_count * n.spec->replicas_per_gpu, false});
+    for (const auto& n : nodes_) {
+      KubeNode api;
+      api.name = n.spec->name;
+      api.labels = n.spec->labels;
+      api.allocatable_gpus = n.spec->gpu_count * n.spec->replicas_per_gpu;
+      in.nodes.push_back(std::move(api));
+    }
     std::vector<int> ids;
     for (const auto& n : nodes_)
       for (int id : n.tasks) {

@@ -14,17 +14,13 @@
 #include "tidal/core/status.h"
 #include "tidal/core/text.h"
 #include "tidal/core/types.h"
+#include "tidal/kubetypes/node.h"
 #include "tidal/kubetypes/pod.h"
 
 namespace tidal::extender {
 
-// What a v1.Node in a `Nodes` list tells the scheduler.
-struct WireNode {
-  std::string name;
-  Labels labels;
-  int allocatable_gpus = -1;  // status.allocatable["nvidia.com/gpu"]; -1: not advertised
-  std::int64_t cpu_milli_allocatable = 0;
-  Bytes memory_allocatable = 0;
+// A v1.Node of a `Nodes` list, with its bytes.
+struct WireNode : KubeNode {
   std::string json;  // the object itself (minified), echoed back for survivors
 };
 

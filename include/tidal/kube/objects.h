@@ -12,18 +12,9 @@
 
 #include "tidal/core/status.h"
 #include "tidal/core/types.h"
+#include "tidal/kubetypes/node.h"
 
 namespace tidal::kube {
-
-struct KubeNode {
-  std::string name;
-  std::string resource_version;
-  Labels labels;
-  int allocatable_gpus = -1;  // status.allocatable["nvidia.com/gpu"]; -1: not advertised
-  std::int64_t cpu_milli_allocatable = 0;
-  Bytes memory_allocatable = 0;
-  bool unschedulable = false;
-};
 
 struct KubePod {
   std::string namespace_name, name, uid;

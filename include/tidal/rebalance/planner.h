@@ -19,6 +19,7 @@
 
 #include "tidal/core/clock.h"
 #include "tidal/core/types.h"
+#include "tidal/kubetypes/node.h"
 #include "tidal/metrics/snapshot.h"
 #include "tidal/policy/runner.h"
 #include "tidal/rebalance/pods.h"
@@ -40,18 +41,10 @@ struct PlannerConfig {
 // Validates; every problem, with its flag or field name.
 std::vector<std::string> Validate(const PlannerConfig& config);
 
-// What the API server says about a node (the metrics come from the snapshots).
-struct NodeApi {
-  std::string name;
-  Labels labels;
-  int allocatable_gpus = -1;
-  bool unschedulable = false;
-};
-
 struct PlanInput {
   TimeMs now_ms = 0;
   std::vector<MetricsSnapshot> snapshots;  // any order; only those within the sustain window count
-  std::vector<NodeApi> nodes;              // empty: the nodes of the newest snapshot
+  std::vector<KubeNode> nodes;             // empty: the nodes of the newest snapshot
   std::vector<PodInfo> pods;
   std::vector<DisruptionBudget> budgets;
   // Moves made earlier (by pod key and by controller "ns/Kind/name"), for the cooldown.
