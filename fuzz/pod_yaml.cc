@@ -1,5 +1,7 @@
 // Pod files as tidal explain reads them: YAML (yaml-cpp), or JSON when the text
 // starts with '{', then their demand.
+#include "tidal/kubetypes/pod_yaml.h"
+
 #include "pod_checks.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
