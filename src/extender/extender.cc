@@ -248,6 +248,25 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
                             const PodDemand& pod, const Runner& runner, bool filter,
                             FilterMemo* memo, std::vector<const NodeState*>& nodes,
                             Part* part) const {
+  ResolvePart(view, index, now, args, names, nodes, part);
+  const std::size_t begin = part->begin, end = part->end;
+  const std::span<const NodeState* const> mine(nodes.data() + begin, end - begin);
+  runner.Evaluate(pod, mine, RunOptions{false, false}, &part->eval);
+  part->reasons.clear();
+  part->rejections.clear();
+  part->names_json.clear();
+  part->failed_json.clear();
+  part->unresolvable_json.clear();
+  part->feasible = 0;
+  part->rejected_by.clear();
+  if (filter) WritePartVerdicts(args, names, memo, part);
+}
+
+// nodes[begin, end): the view's node for each candidate (looked up by name), or
+// a copy overlaid with the request's Node object, or an unknown node.
+void Extender::ResolvePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
+                           const ExtenderArgs& args, std::span<const std::string_view> names,
+                           std::vector<const NodeState*>& nodes, Part* part) const {
   const std::size_t begin = part->begin, end = part->end;
   auto& owned = part->owned;
   owned.clear();
@@ -302,16 +321,13 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
       nodes[i] = &owned.back();
     }
   }
-  const std::span<const NodeState* const> mine(nodes.data() + begin, end - begin);
-  runner.Evaluate(pod, mine, RunOptions{false, false}, &part->eval);
-  part->reasons.clear();
-  part->rejections.clear();
-  part->names_json.clear();
-  part->failed_json.clear();
-  part->unresolvable_json.clear();
-  part->feasible = 0;
-  part->rejected_by.clear();
-  if (!filter) return;
+}
+
+// A filter's verdicts of the part: into the memo, and the rejections' reasons
+// formatted once (straight into the reply's runs in NodeNames mode).
+void Extender::WritePartVerdicts(const ExtenderArgs& args, std::span<const std::string_view> names,
+                                 FilterMemo* memo, Part* part) const {
+  const std::size_t begin = part->begin, end = part->end;
   const Evaluation& eval = part->eval;
   const bool encode = !args.has_nodes && eval.pod_status.ok();
   for (std::size_t i = begin; i < end; ++i) {
@@ -345,15 +361,40 @@ void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, Tim
   part->reasons_encoded = encode;
 }
 
+// One request on its way through Decide's steps.
+struct Extender::Decision {
+  Decision(std::string_view v, bool f) : verb(v), filter(f) {}
+  std::string_view verb;
+  bool filter;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Context> ctx;
+  std::shared_ptr<const ClusterView> view;
+  TimeMs now = 0;
+  StageVerdict stage_verdict;
+  // Prioritize: the last filter's memo when it is for this view and stage.
+  std::shared_ptr<const FilterMemo> memo;
+  PodDemand pod;
+  std::size_t n = 0;  // candidates
+  std::size_t part_size = 0, part_count = 0;
+  std::shared_ptr<FilterMemo> new_memo;  // filter: what it leaves for the prioritize
+  const NodeIndex* index = nullptr;      // when every map of the view is indexed
+  int feasible = 0;
+  int unknown = 0;
+  std::string pod_reason;  // filter, a pod unresolvable everywhere: every node's reason
+  Reply reply;
+
+  int stage() const { return stage_verdict.stage; }
+  const NodeResult& Result(std::size_t i) const {
+    const Part& part = ctx->parts[i / part_size];
+    return part.eval.nodes[i - part.begin];
+  }
+  const Status& PodStatus() const { return ctx->parts[0].eval.pod_status; }
+};
+
+// The pipeline: reuse an answer, decode, reuse verdicts, evaluate, encode. The
+// steps below are the fast path's; docs/extender.md explains each reuse.
 Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const VerbInstruments& inst = filter ? filter_instruments_ : prioritize_instruments_;
-  auto finish = [&](Reply reply, bool ok) {
-    (ok ? inst.ok : inst.bad_request)->Add(1);
-    inst.duration->Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    return reply;
-  };
+  Decision d(verb, filter);
   // Requests being decided now, this one included.
   struct InFlight {
     std::atomic<int>& n;
@@ -365,129 +406,157 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   if (filter && parallelism_ > 1 && body.size() >= kPrepareBytes &&
       in_flight_.load(std::memory_order_relaxed) == 1)
     workers_->Prepare();
-  auto ctx = Acquire();
-  Reply reply;
-  // One debug line per decision: pod, verdict counts, time.
-  const auto log_decision = [&](std::string_view pod_key, std::size_t nodes, int feasible,
-                                std::string_view how, int stage) {
-    if (!log_->should_log(spdlog::level::debug)) return;
-    log_->debug(
-        "{} {}: {} nodes, {} feasible, {}, stage {}, {:.0f} µs", verb, pod_key, nodes, feasible,
-        how, stage,
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  };
-  const auto bad_request = [&](const Status& s) {
-    log_->warn("{}: bad request: {}", verb, s.reason());
-    Release(std::move(ctx));
-    if (filter) {
-      // kube-scheduler reads a non-empty Error as a failed call (the pod is retried),
-      // never as "no node fits".
-      FilterResult r;
-      r.error = "tidal: " + s.reason();
-      EncodeFilterResult(r, &reply.body);
-    } else {
-      reply.http_status = 400;
-      reply.body = "tidal: " + s.reason();
-    }
-    return finish(std::move(reply), false);
-  };
-  const auto view = store_.Load();
-  const TimeMs now = clock_.NowMs();
-  StageVerdict stage_verdict = StageNow(now, *view);
-  int stage = stage_verdict.stage;
-  // Prioritize right after filter for the same pod and view: reuse its verdicts.
+  d.ctx = Acquire();
+  d.view = store_.Load();
+  d.now = clock_.NowMs();
+  d.stage_verdict = StageNow(d.now, *d.view);
+  if (!filter) d.memo = CurrentMemo(*d.view, d.stage());
+  if (ReuseAnswer(d, body)) return Finish(d, true);
+  if (Status s = DecodeRequest(d, body); !s.ok()) return BadRequest(d, s);
+  if (ReuseVerdicts(d)) return Finish(d, true);
+  EvaluateParts(d);
+  if (filter) {
+    EncodeFilter(d);
+  } else {
+    EncodePrioritize(d);
+  }
+  if (log_->should_log(spdlog::level::debug))
+    LogDecision(d, d.pod.Key(), d.n, d.feasible, fmt::format("{} unknown", d.unknown));
+  return Finish(d, true);
+}
+
+Reply Extender::Finish(Decision& d, bool ok) {
+  if (d.ctx) Release(std::move(d.ctx));
+  const VerbInstruments& inst = d.filter ? filter_instruments_ : prioritize_instruments_;
+  (ok ? inst.ok : inst.bad_request)->Add(1);
+  inst.duration->Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - d.t0).count());
+  return std::move(d.reply);
+}
+
+Reply Extender::BadRequest(Decision& d, const Status& s) {
+  log_->warn("{}: bad request: {}", d.verb, s.reason());
+  if (d.filter) {
+    // kube-scheduler reads a non-empty Error as a failed call (the pod is retried),
+    // never as "no node fits".
+    FilterResult r;
+    r.error = "tidal: " + s.reason();
+    EncodeFilterResult(r, &d.reply.body);
+  } else {
+    d.reply.http_status = 400;
+    d.reply.body = "tidal: " + s.reason();
+  }
+  return Finish(d, false);
+}
+
+// One debug line per decision: pod, verdict counts, time.
+void Extender::LogDecision(const Decision& d, std::string_view pod_key, std::size_t nodes,
+                           int feasible, std::string_view how) const {
+  if (!log_->should_log(spdlog::level::debug)) return;
+  log_->debug(
+      "{} {}: {} nodes, {} feasible, {}, stage {}, {:.0f} µs", d.verb, pod_key, nodes, feasible,
+      how, d.stage(),
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - d.t0).count());
+}
+
+std::shared_ptr<const Extender::FilterMemo> Extender::CurrentMemo(const ClusterView& view,
+                                                                  int stage) const {
   std::shared_ptr<const FilterMemo> memo;
-  if (!filter) {
+  {
     std::lock_guard<std::mutex> lock(memo_mu_);
     memo = memo_;
   }
-  const bool memo_current = memo && memo->generation == view->generation && memo->stage == stage;
-  // What kube-scheduler sends after the filter, as expected to the byte, is not
-  // decoded: it is valid (made of the filter's Pod and answer) and asks for the
-  // filter's survivors' scores, in order.
-  if (memo_current && !memo->prioritize_body.empty() &&
-      TrimJsonSpaceRight(body) == memo->prioritize_body) {
-    NoteStage(stage_verdict, *view);
-    EncodeHostPriorities(memo->names, memo->feasible, memo->priorities, &reply.body);
-    reused_answer_->Add(1);
-    log_decision(memo->pod_key, static_cast<std::size_t>(memo->survivors), memo->survivors,
-                 "the filter's answer reused", stage);
-    Release(std::move(ctx));
-    return finish(std::move(reply), true);
-  }
-  Status s = ctx->decoder.Decode(body, DecodeOptions{/*keep_node_json=*/filter}, &ctx->args);
-  if (!s.ok()) return bad_request(s);
-  const ExtenderArgs& args = ctx->args;
+  if (memo && memo->generation == view.generation && memo->stage == stage) return memo;
+  return nullptr;
+}
+
+// What kube-scheduler sends after the filter, as expected to the byte, is not
+// decoded: it is valid (made of the filter's Pod and answer) and asks for the
+// filter's survivors' scores, in order.
+bool Extender::ReuseAnswer(Decision& d, std::string_view body) {
+  const FilterMemo* memo = d.memo.get();
+  if (!memo || memo->prioritize_body.empty() || TrimJsonSpaceRight(body) != memo->prioritize_body)
+    return false;
+  NoteStage(d.stage_verdict, *d.view);
+  EncodeHostPriorities(memo->names, memo->feasible, memo->priorities, &d.reply.body);
+  reused_answer_->Add(1);
+  LogDecision(d, memo->pod_key, static_cast<std::size_t>(memo->survivors), memo->survivors,
+              "the filter's answer reused");
+  return true;
+}
+
+Status Extender::DecodeRequest(Decision& d, std::string_view body) {
+  Context& ctx = *d.ctx;
+  if (Status s = ctx.decoder.Decode(body, DecodeOptions{/*keep_node_json=*/d.filter}, &ctx.args);
+      !s.ok())
+    return s;
+  const ExtenderArgs& args = ctx.args;
   // Without the API watch the view has no labels: the Node objects sent show
   // whether the golden pool has nodes.
-  if (stage >= 1 && args.has_nodes && !golden_in_payloads_.load() &&
+  if (d.stage() >= 1 && args.has_nodes && !golden_in_payloads_.load() &&
       std::any_of(args.nodes.begin(), args.nodes.end(),
                   [&](const WireNode& w) { return InGoldenPool(w.labels); })) {
     golden_in_payloads_.store(true);  // from now on the pool is known to have nodes
-    if (stage_verdict.golden_empty) stage_verdict = {2, false};
+    if (d.stage_verdict.golden_empty) d.stage_verdict = {2, false};
   }
-  stage = stage_verdict.stage;
-  NoteStage(stage_verdict, *view);
-  const PodDemand pod = ToPodDemand(args.pod);
-  const bool memo_applies = memo_current && SameBytes(memo->pod_json, args.pod_json);
-
+  NoteStage(d.stage_verdict, *d.view);
+  d.pod = ToPodDemand(args.pod);
   // Candidates: the Node objects when sent (they carry labels and allocatable), else names.
-  auto& names = ctx->names;
-  const std::size_t n = args.has_nodes ? args.nodes.size() : args.node_names.size();
-  ctx->outsized = n > kMaxPooledCandidates;
-  if (n > kMaxCandidates)
-    return bad_request(Status::Error((args.has_nodes ? "Nodes: " : "NodeNames: ") +
-                                     std::to_string(n) + " candidates, expected at most " +
-                                     std::to_string(kMaxCandidates) +
-                                     " (kube-scheduler sends at most the cluster's nodes)"));
-  names.resize(n);
+  d.n = args.has_nodes ? args.nodes.size() : args.node_names.size();
+  ctx.outsized = d.n > kMaxPooledCandidates;
+  if (d.n > kMaxCandidates)
+    return Status::Error((args.has_nodes ? "Nodes: " : "NodeNames: ") + std::to_string(d.n) +
+                         " candidates, expected at most " + std::to_string(kMaxCandidates) +
+                         " (kube-scheduler sends at most the cluster's nodes)");
+  auto& names = ctx.names;
+  names.resize(d.n);
   if (args.has_nodes) {
-    for (std::size_t i = 0; i < n; ++i) names[i] = args.nodes[i].name;
+    for (std::size_t i = 0; i < d.n; ++i) names[i] = args.nodes[i].name;
   } else {
     args.node_names.Views(names.data());
   }
+  return Status::Ok();
+}
 
-  if (memo_applies) {
-    std::vector<HostPriority> list(n);
-    std::size_t j = 0;
-    bool all_found = true;
-    // kube-scheduler sends the filter's survivors, in its order: only those are
-    // compared (a node the filter rejected is not found, and evaluated again below).
-    for (std::size_t i = 0; i < n && all_found; ++i) {
-      while (j < memo->names.size() && (!memo->feasible[j] || !SameBytes(memo->names[j], names[i])))
-        ++j;
-      if (j == memo->names.size()) {
-        all_found = false;
-        break;
-      }
-      list[i] = {names[i], memo->priorities[j]};
+// A prioritize for the pod and view of the last filter: its survivors' scores.
+bool Extender::ReuseVerdicts(Decision& d) {
+  const FilterMemo* memo = d.memo.get();
+  if (!memo || !SameBytes(memo->pod_json, d.ctx->args.pod_json)) return false;
+  const auto& names = d.ctx->names;
+  std::vector<HostPriority> list(d.n);
+  std::size_t j = 0;
+  // kube-scheduler sends the filter's survivors, in its order: only those are
+  // compared (a node the filter rejected is not found, and evaluated again).
+  for (std::size_t i = 0; i < d.n; ++i) {
+    while (j < memo->names.size() && (!memo->feasible[j] || !SameBytes(memo->names[j], names[i])))
       ++j;
-    }
-    if (all_found) {
-      EncodeHostPriorityList(list, &reply.body);
-      reused_verdicts_->Add(1);
-      // Every candidate found is a survivor of the filter.
-      log_decision(pod.Key(), n, static_cast<int>(n), "the filter's verdicts reused", stage);
-      Release(std::move(ctx));
-      return finish(std::move(reply), true);
-    }
+    if (j == memo->names.size()) return false;
+    list[i] = {names[i], memo->priorities[j]};
+    ++j;
   }
+  EncodeHostPriorityList(list, &d.reply.body);
+  reused_verdicts_->Add(1);
+  // Every candidate found is a survivor of the filter.
+  LogDecision(d, d.pod.Key(), d.n, static_cast<int>(d.n), "the filter's verdicts reused");
+  return true;
+}
 
-  // The nodes are resolved, evaluated and (filter) their verdicts written in parts,
-  // side by side on the pool's threads when the request is large.
-  const std::size_t part_size =
-      std::max(kMinNodesPerPart, (n + 4 * parallelism_ - 1) / (4 * parallelism_));
-  const std::size_t part_count = n == 0 ? 1 : (n + part_size - 1) / part_size;
-  auto& nodes = ctx->nodes;
-  nodes.resize(n);
-  if (ctx->parts.size() < part_count) ctx->parts.resize(part_count);
-  std::shared_ptr<FilterMemo> m;
-  if (filter) {
-    m = std::make_shared<FilterMemo>();
+// The nodes are resolved, evaluated and (filter) their verdicts written in parts,
+// side by side on the pool's threads when the request is large.
+void Extender::EvaluateParts(Decision& d) {
+  Context& ctx = *d.ctx;
+  const ExtenderArgs& args = ctx.args;
+  const std::size_t n = d.n;
+  d.part_size = std::max(kMinNodesPerPart, (n + 4 * parallelism_ - 1) / (4 * parallelism_));
+  d.part_count = n == 0 ? 1 : (n + d.part_size - 1) / d.part_size;
+  ctx.nodes.resize(n);
+  if (ctx.parts.size() < d.part_count) ctx.parts.resize(d.part_count);
+  if (d.filter) {
+    auto m = std::make_shared<FilterMemo>();
     m->pod_json.assign(args.pod_json);
-    m->pod_key = pod.Key();
-    m->generation = view->generation;
-    m->stage = stage;
+    m->pod_key = d.pod.Key();
+    m->generation = d.view->generation;
+    m->stage = d.stage();
     if (args.has_nodes) {
       m->names.reserve(n, 16 * n);
       for (const auto& w : args.nodes) m->names.push_back(w.name);
@@ -496,143 +565,158 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
     }
     m->feasible.resize(n);
     m->priorities.resize(n);
+    d.new_memo = std::move(m);
   }
   // Indexed lookups only when every map is indexed (a published view always is).
-  const NodeIndex* index = view->Indexed() ? view->index.get() : nullptr;
-  const Runner& runner = *runners_[stage];
+  d.index = d.view->Indexed() ? d.view->index.get() : nullptr;
+  const Runner& runner = *runners_[d.stage()];
   const auto run_part = [&](int k) {
-    Part& part = ctx->parts[k];
-    part.begin = std::min(n, k * part_size);
-    part.end = std::min(n, part.begin + part_size);
-    EvaluatePart(view.get(), index, now, args, names, pod, runner, filter, m.get(), nodes, &part);
+    Part& part = ctx.parts[k];
+    part.begin = std::min(n, k * d.part_size);
+    part.end = std::min(n, part.begin + d.part_size);
+    EvaluatePart(d.view.get(), d.index, d.now, args, ctx.names, d.pod, runner, d.filter,
+                 d.new_memo.get(), ctx.nodes, &part);
   };
   // The helpers only for a large request decided alone: when requests overlap (a burst,
   // several schedulers) the cores are already busy, and a part waiting for a
   // helper that another request's thread has displaced is only later.
   if (n >= kMinNodesForHelpers && in_flight_.load(std::memory_order_relaxed) == 1) {
-    workers_->Run(static_cast<int>(part_count), run_part);
+    workers_->Run(static_cast<int>(d.part_count), run_part);
   } else {
-    for (std::size_t k = 0; k < part_count; ++k) run_part(static_cast<int>(k));
+    for (std::size_t k = 0; k < d.part_count; ++k) run_part(static_cast<int>(k));
   }
-  const auto result = [&](std::size_t i) -> const NodeResult& {
-    const Part& part = ctx->parts[i / part_size];
-    return part.eval.nodes[i - part.begin];
-  };
-  const Status& pod_status = ctx->parts[0].eval.pod_status;
-  int unknown = 0;
-  for (std::size_t k = 0; k < part_count; ++k) unknown += ctx->parts[k].unknown;
-  if (filter) metrics_->unknown_nodes.Set(unknown);
+  for (std::size_t k = 0; k < d.part_count; ++k) d.unknown += ctx.parts[k].unknown;
+}
 
-  int feasible = 0;
-  if (filter) {
-    FilterResult r;
-    r.with_nodes = args.has_nodes;
-    r.with_node_names = args.has_node_names || !args.has_nodes;
-    std::vector<std::pair<std::string, int>> rejected_by;
-    for (std::size_t k = 0; k < part_count; ++k) {
-      const Part& part = ctx->parts[k];
-      feasible += part.feasible;
-      for (const auto& [label, count] : part.rejected_by)
-        CountRejections(label, count, &rejected_by);
-    }
-    const bool least_loaded = feasible == 0 && pod_status.ok() &&
-                              config_.when_all_rejected == WhenAllRejected::kLeastLoaded;
-    std::string pod_reason;
-    if (!pod_status.ok()) {
-      pod_reason = "tidal: " + pod_status.reason();
-      SpellOutPercentSigns(&pod_reason);
-      rejected_by.emplace_back("pod", static_cast<int>(n));
-      for (std::size_t i = 0; i < n; ++i) r.unresolvable.emplace_back(names[i], pod_reason);
-    } else if (!args.has_nodes && !least_loaded) {
-      // The parts' own encoding, joined.
-      for (std::size_t k = 0; k < part_count; ++k) {
-        const Part& part = ctx->parts[k];
-        r.node_names_json.push_back(part.names_json);
-        r.failed_json.push_back(part.failed_json);
-        r.unresolvable_json.push_back(part.unresolvable_json);
-      }
-      EncodeNamesArgs(m->pod_json, r.node_names_json, &m->prioritize_body);
-    } else {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!m->feasible[i]) continue;
-        if (r.with_nodes) r.nodes.push_back(&args.nodes[i]);
-        if (r.with_node_names) r.node_names.push_back(names[i]);
-      }
-      r.failed.reserve(n - static_cast<std::size_t>(feasible));
-      for (std::size_t k = 0; k < part_count; ++k) {
-        Part& part = ctx->parts[k];
-        if (part.reasons_encoded) {
-          // Only with whenAllRejected: least-loaded, all rejected: the texts again.
-          part.reasons.clear();
-          for (auto& rej : part.rejections) {
-            AppendRejectionText(result(rej.node).status, &part.reasons);
-            rej.end = static_cast<std::uint32_t>(part.reasons.size());
-          }
-        }
-        std::uint32_t begin = 0;
-        for (const auto& rej : part.rejections) {
-          auto& dst = rej.unresolvable ? r.unresolvable : r.failed;
-          dst.emplace_back(names[rej.node],
-                           std::string_view(part.reasons).substr(begin, rej.end - begin));
-          begin = rej.end;
-        }
-      }
-    }
-    // Opt-in (whenAllRejected: least-loaded): rather than Pending, the least
-    // loaded node rejected for load alone.
-    std::size_t best = n;
-    if (least_loaded && !r.failed.empty()) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (result(i).status.code() != Code::kUnfit || !nodes[i]->metrics_known) continue;
-        if (best == n || nodes[i]->load.gpu_memory < nodes[best]->load.gpu_memory) best = i;
-      }
-      if (best != n) {
-        r.failed.erase(std::remove_if(r.failed.begin(), r.failed.end(),
-                                      [&](const auto& p) { return p.first == names[best]; }),
-                       r.failed.end());
-        if (r.with_nodes) r.nodes.push_back(&args.nodes[best]);
-        if (r.with_node_names) r.node_names.push_back(names[best]);
-        feasible = 1;
-      }
-    }
-    for (const auto& [label, count] : rejected_by) metrics_->rejections.With({label}).Add(count);
-    EncodeFilterResult(r, &reply.body);
-    // Where /bind may bind this pod: the nodes passed, by the hashes the index
-    // lookups computed (hashed here only when the view has no index).
-    auto& passed = ctx->passed;
-    passed.clear();
-    if (pod_status.ok()) {
-      passed.reserve(static_cast<std::size_t>(feasible));
-      for (std::size_t k = 0; k < part_count; ++k) {
-        const Part& part = ctx->parts[k];
-        for (std::size_t i = part.begin; i < part.end; ++i)
-          if (m->feasible[i])
-            passed.push_back(index ? part.hashes[i - part.begin] : NodeIndex::Hash(names[i]));
-      }
-      if (best != n) passed.push_back(NodeIndex::Hash(names[best]));
-    }
-    RememberFilter(pod, &passed);
-
-    m->survivors = feasible;
-    // The memo is also what /debug/nodes reads the candidates from.
-    std::lock_guard<std::mutex> lock(memo_mu_);
-    memo_ = std::move(m);
-  } else {
-    std::vector<HostPriority> list;
-    list.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const NodeResult& res = result(i);
-      const bool ok = pod_status.ok() && res.feasible();
-      feasible += ok ? 1 : 0;
-      list.push_back({names[i], ok ? ToExtenderPriority(res.score) : 0});
-    }
-    EncodeHostPriorityList(list, &reply.body);
-    reused_nothing_->Add(1);
+void Extender::EncodeFilter(Decision& d) {
+  metrics_->unknown_nodes.Set(d.unknown);
+  FilterResult r;
+  std::vector<std::pair<std::string, int>> rejected_by;
+  for (std::size_t k = 0; k < d.part_count; ++k) {
+    const Part& part = d.ctx->parts[k];
+    d.feasible += part.feasible;
+    for (const auto& [label, count] : part.rejected_by) CountRejections(label, count, &rejected_by);
   }
-  if (log_->should_log(spdlog::level::debug))
-    log_decision(pod.Key(), n, feasible, fmt::format("{} unknown", unknown), stage);
-  Release(std::move(ctx));
-  return finish(std::move(reply), true);
+  const bool least_loaded = d.feasible == 0 && d.PodStatus().ok() &&
+                            config_.when_all_rejected == WhenAllRejected::kLeastLoaded;
+  FillFilterResult(d, least_loaded, &r, &rejected_by);
+  // Opt-in (whenAllRejected: least-loaded): rather than Pending, the least
+  // loaded node rejected for load alone.
+  const std::size_t best = least_loaded && !r.failed.empty() ? LeastLoadedRejected(d) : d.n;
+  if (best != d.n) {
+    const std::string_view name = d.ctx->names[best];
+    r.failed.erase(std::remove_if(r.failed.begin(), r.failed.end(),
+                                  [&](const auto& p) { return p.first == name; }),
+                   r.failed.end());
+    if (r.with_nodes) r.nodes.push_back(&d.ctx->args.nodes[best]);
+    if (r.with_node_names) r.node_names.push_back(name);
+    d.feasible = 1;
+  }
+  for (const auto& [label, count] : rejected_by) metrics_->rejections.With({label}).Add(count);
+  EncodeFilterResult(r, &d.reply.body);
+  RememberPassed(d, best);
+  d.new_memo->survivors = d.feasible;
+  // The memo is also what /debug/nodes reads the candidates from.
+  std::lock_guard<std::mutex> lock(memo_mu_);
+  memo_ = std::move(d.new_memo);
+}
+
+// The filter's answer: every candidate unresolvable (a bad pod), the parts' own
+// encoding joined (NodeNames), or survivors and reasons listed (Nodes, or
+// least-loaded about to change the answer).
+void Extender::FillFilterResult(Decision& d, bool least_loaded, FilterResult* r,
+                                std::vector<std::pair<std::string, int>>* rejected_by) {
+  const ExtenderArgs& args = d.ctx->args;
+  const auto& names = d.ctx->names;
+  FilterMemo& m = *d.new_memo;
+  r->with_nodes = args.has_nodes;
+  r->with_node_names = args.has_node_names || !args.has_nodes;
+  if (const Status& pod_status = d.PodStatus(); !pod_status.ok()) {
+    d.pod_reason = "tidal: " + pod_status.reason();  // the answer holds views of it
+    SpellOutPercentSigns(&d.pod_reason);
+    rejected_by->emplace_back("pod", static_cast<int>(d.n));
+    for (std::size_t i = 0; i < d.n; ++i) r->unresolvable.emplace_back(names[i], d.pod_reason);
+    return;
+  }
+  if (!args.has_nodes && !least_loaded) {
+    for (std::size_t k = 0; k < d.part_count; ++k) {
+      const Part& part = d.ctx->parts[k];
+      r->node_names_json.push_back(part.names_json);
+      r->failed_json.push_back(part.failed_json);
+      r->unresolvable_json.push_back(part.unresolvable_json);
+    }
+    EncodeNamesArgs(m.pod_json, r->node_names_json, &m.prioritize_body);
+    return;
+  }
+  for (std::size_t i = 0; i < d.n; ++i) {
+    if (!m.feasible[i]) continue;
+    if (r->with_nodes) r->nodes.push_back(&args.nodes[i]);
+    if (r->with_node_names) r->node_names.push_back(names[i]);
+  }
+  r->failed.reserve(d.n - static_cast<std::size_t>(d.feasible));
+  for (std::size_t k = 0; k < d.part_count; ++k) {
+    Part& part = d.ctx->parts[k];
+    if (part.reasons_encoded) {
+      // Only with whenAllRejected: least-loaded, all rejected: the texts again.
+      part.reasons.clear();
+      for (auto& rej : part.rejections) {
+        AppendRejectionText(d.Result(rej.node).status, &part.reasons);
+        rej.end = static_cast<std::uint32_t>(part.reasons.size());
+      }
+    }
+    std::uint32_t begin = 0;
+    for (const auto& rej : part.rejections) {
+      auto& dst = rej.unresolvable ? r->unresolvable : r->failed;
+      dst.emplace_back(names[rej.node],
+                       std::string_view(part.reasons).substr(begin, rej.end - begin));
+      begin = rej.end;
+    }
+  }
+}
+
+// The node with the least GPU memory in use among those rejected for load alone
+// (Unfit, with series), or n when there is none.
+std::size_t Extender::LeastLoadedRejected(const Decision& d) const {
+  const auto& nodes = d.ctx->nodes;
+  std::size_t best = d.n;
+  for (std::size_t i = 0; i < d.n; ++i) {
+    if (d.Result(i).status.code() != Code::kUnfit || !nodes[i]->metrics_known) continue;
+    if (best == d.n || nodes[i]->load.gpu_memory < nodes[best]->load.gpu_memory) best = i;
+  }
+  return best;
+}
+
+// Where /bind may bind this pod: the nodes passed, by the hashes the index
+// lookups computed (hashed here only when the view has no index).
+void Extender::RememberPassed(Decision& d, std::size_t best) {
+  auto& passed = d.ctx->passed;
+  passed.clear();
+  if (d.PodStatus().ok()) {
+    passed.reserve(static_cast<std::size_t>(d.feasible));
+    for (std::size_t k = 0; k < d.part_count; ++k) {
+      const Part& part = d.ctx->parts[k];
+      for (std::size_t i = part.begin; i < part.end; ++i)
+        if (d.new_memo->feasible[i])
+          passed.push_back(d.index ? part.hashes[i - part.begin]
+                                   : NodeIndex::Hash(d.ctx->names[i]));
+    }
+    if (best != d.n) passed.push_back(NodeIndex::Hash(d.ctx->names[best]));
+  }
+  RememberFilter(d.pod, &passed);
+}
+
+void Extender::EncodePrioritize(Decision& d) {
+  std::vector<HostPriority> list;
+  list.reserve(d.n);
+  const bool pod_ok = d.PodStatus().ok();
+  for (std::size_t i = 0; i < d.n; ++i) {
+    const NodeResult& res = d.Result(i);
+    const bool ok = pod_ok && res.feasible();
+    d.feasible += ok ? 1 : 0;
+    list.push_back({d.ctx->names[i], ok ? ToExtenderPriority(res.score) : 0});
+  }
+  EncodeHostPriorityList(list, &d.reply.body);
+  reused_nothing_->Add(1);
 }
 
 void Extender::RememberFilter(const PodDemand& pod, std::vector<std::uint64_t>* passed) {

@@ -165,6 +165,11 @@ class Extender {
                     const ExtenderArgs& args, std::span<const std::string_view> names,
                     const PodDemand& pod, const Runner& runner, bool filter, FilterMemo* memo,
                     std::vector<const NodeState*>& nodes, Part* part) const;
+  void ResolvePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
+                   const ExtenderArgs& args, std::span<const std::string_view> names,
+                   std::vector<const NodeState*>& nodes, Part* part) const;
+  void WritePartVerdicts(const ExtenderArgs& args, std::span<const std::string_view> names,
+                         FilterMemo* memo, Part* part) const;
   std::unique_ptr<Context> Acquire();
   void Release(std::unique_ptr<Context> c);
   // A verb's instruments, looked up once: With() takes a lock and builds label
@@ -175,7 +180,25 @@ class Extender {
     Histogram* duration = nullptr;
   };
   VerbInstruments InstrumentsFor(const std::string& verb);
+  // Filter and prioritize: reuse an answer, decode, reuse verdicts, evaluate,
+  // encode; each step a function below, sharing one Decision.
   Reply Decide(std::string_view verb, std::string_view body, bool filter);
+  struct Decision;
+  std::shared_ptr<const FilterMemo> CurrentMemo(const ClusterView& view, int stage) const;
+  bool ReuseAnswer(Decision& d, std::string_view body);
+  Status DecodeRequest(Decision& d, std::string_view body);
+  bool ReuseVerdicts(Decision& d);
+  void EvaluateParts(Decision& d);
+  void EncodeFilter(Decision& d);
+  void FillFilterResult(Decision& d, bool least_loaded, FilterResult* r,
+                        std::vector<std::pair<std::string, int>>* rejected_by);
+  std::size_t LeastLoadedRejected(const Decision& d) const;
+  void RememberPassed(Decision& d, std::size_t best);
+  void EncodePrioritize(Decision& d);
+  Reply BadRequest(Decision& d, const Status& s);
+  Reply Finish(Decision& d, bool ok);
+  void LogDecision(const Decision& d, std::string_view pod_key, std::size_t nodes, int feasible,
+                   std::string_view how) const;
 
   PolicyConfig config_;
   const ViewStore& store_;
