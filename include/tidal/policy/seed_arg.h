@@ -1,7 +1,7 @@
 #pragma once
 // A plugin's `seed` arg (random, milligpu): any 64-bit seed, the range of the
 // simulators' seeds (--seed, --seeds), which reach the plugins through their
-// YAML args (issue 26). Header-only: two plugins read it.
+// YAML args. Header-only: two plugins read it.
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
