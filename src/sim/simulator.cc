@@ -412,7 +412,7 @@ class Simulation {
         rate *= 1 / (1 - b + b * std::max(1.0, node.await_ms / kAwaitSlowdownMs));
         if (t.cls->uses_nvlink && t.gpus.size() >= 2) {
           if (Linked(spec, t.gpus)) {
-            const int slots = policy_.tidal.nvlink.slots_per_gpu;
+            const int slots = spec.nvlink_slots_per_gpu;
             for (int g : t.gpus)
               rate = std::min(rate, nvlink_jobs[g] > slots ? double(slots) / nvlink_jobs[g] : 1.0);
             for (int g : t.gpus)

@@ -271,5 +271,48 @@ TEST(Simulator, PolicyNamesSayWhichDevicePluginGivesTheGpus) {
   }
 }
 
+// Four 2-GPU NVLink jobs on one node of two NVLinked GPUs: each GPU carries four.
+const char* const kFourNvlinkJobs = R"(
+name: four-nvlink-jobs
+classes:
+  - name: ddp
+    count: 4
+    arrival: {kind: burst, start: 0s, window: 1s}
+    gpus: 2
+    nvlink: true
+    computeDuty: 0.1
+    memory: {context: 600Mi, peak: [1Gi, 1Gi], rampSeconds: [1, 1]}
+    duration: [10m, 10m]
+    requests: {cpu: 1, memory: 1Gi}
+    startup: 10s
+)";
+
+TEST(Simulator, NvlinkCapacityIsTheClustersNotThePolicyConfigs) {
+  const WorkloadSpec w = LoadWorkloadSpec(YAML::Load(kFourNvlinkJobs), "test workload");
+  auto makespan = [&](int cluster_slots, int config_slots) {
+    const ClusterSpec c =
+        LoadClusterSpec(YAML::Load("nodes: [{name: a, gpu: {count: 2, replicas: 4}, "
+                                   "topology: {nvlink: all, links: 4, slotsPerGpu: " +
+                                   std::to_string(cluster_slots) + "}}]"),
+                        "test cluster");
+    PolicyConfig config = DefaultPolicyConfig();
+    config.nvlink.slots_per_gpu = config_slots;
+    return Simulate(c, w, MakePolicy("k8s-default", config), {}).makespan_s;
+  };
+  struct Case {
+    const char* name;
+    int cluster_slots, config_slots;
+    double makespan_s;
+  };
+  // Four jobs per GPU: at full speed with four slots, at 2/4 with two.
+  const Case cases[] = {{"links for all four", 4, 2, 611},
+                        {"links for two", 2, 2, 1211},
+                        {"links for two, the config assumes four", 2, 4, 1211}};
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    EXPECT_NEAR(makespan(tc.cluster_slots, tc.config_slots), tc.makespan_s, 2);
+  }
+}
+
 }  // namespace
 }  // namespace tidal::sim

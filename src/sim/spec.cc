@@ -104,7 +104,7 @@ std::vector<std::vector<int>> Topology(const YAML::Node& t, int gpus, const std:
         "expected pcie, {nvlink: all, links: N} or {nvlink: pairs, pairs: [[a, b, links], ...]}");
     return links;
   }
-  CheckKeys(t, path, {"nvlink", "links", "pairs"}, errors);
+  CheckKeys(t, path, {"nvlink", "links", "pairs", "slotsPerGpu"}, errors);
   std::string kind;
   ReadString(t, path, "nvlink", &kind, errors);
   if (kind == "all") {
@@ -183,7 +183,12 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
         errors.Add(Join(gp, "replicas"), "must be in [1, 16]");
     }
     base.gpu_count = std::clamp(base.gpu_count, 0, kMaxGpusPerNode);
-    base.links = Topology(n["topology"], base.gpu_count, Join(path, "topology"), errors);
+    const std::string tp = Join(path, "topology");
+    base.links = Topology(n["topology"], base.gpu_count, tp, errors);
+    if (n["topology"] && n["topology"].IsMap()) {
+      ReadInt(n["topology"], tp, "slotsPerGpu", &base.nvlink_slots_per_gpu, errors);
+      if (base.nvlink_slots_per_gpu < 1) errors.Add(Join(tp, "slotsPerGpu"), "must be >= 1");
+    }
     const std::string dp = Join(path, "disk");
     if (IsMap(n["disk"], dp, errors)) {
       CheckKeys(n["disk"], dp, {"name", "baseAwaitMs", "degrade"}, errors);

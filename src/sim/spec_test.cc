@@ -42,6 +42,14 @@ TEST(Spec, SeedClusterIsEightNodesOfFourA10s) {
   EXPECT_EQ(g.nodes[8].labels.at("tidal.io/pool"), "golden");
   EXPECT_EQ(g.nodes[8].links[0][3], 12);
   EXPECT_EQ(g.nodes[8].links[2][2], 0);
+  EXPECT_EQ(g.nodes[8].nvlink_slots_per_gpu, 2);  // the default
+}
+
+TEST(Spec, NvlinkSlotsAreTheClustersNotThePolicys) {
+  const ClusterSpec c = LoadClusterSpec(
+      YAML::Load("nodes: [{name: a, topology: {nvlink: all, links: 4, slotsPerGpu: 3}}]"), "test");
+  ASSERT_EQ(c.nodes.size(), 1u);
+  EXPECT_EQ(c.nodes[0].nvlink_slots_per_gpu, 3);
 }
 
 TEST(Spec, SeedWorkloadIsAHundredMixedTasks) {
@@ -74,6 +82,8 @@ TEST(Spec, ErrorsNameTheirPath) {
        "nodes[0].topology.nvlink: \"some\""},
       {"bad pair", "nodes: [{name: a, topology: {nvlink: pairs, pairs: [[0, 9, 2]]}}]", true,
        "nodes[0].topology.pairs[0]: expected [gpu, gpu, links]"},
+      {"no NVLink slots", "nodes: [{name: a, topology: {nvlink: all, slotsPerGpu: 0}}]", true,
+       "nodes[0].topology.slotsPerGpu: must be >= 1"},
       {"workload without classes", "{}", false, "expected a mapping with a list under \"classes\""},
       {"class without memory", "classes: [{name: a, count: 1}]", false,
        "classes[0].memory: required"},

@@ -31,6 +31,10 @@ struct NodeSpec {
   int replicas_per_gpu = 1;  // time-slicing: the device plugin advertises this many per GPU
   // links[i][j]: NVLink links between GPU i and j (0: PCIe only).
   std::vector<std::vector<int>> links;
+  // NVLink jobs one NVLinked GPU's links serve at full speed (topology
+  // `slotsPerGpu`). A property of the hardware: the policy config's
+  // nvlink.slotsPerGpu is what Tidal assumes, and may be wrong.
+  int nvlink_slots_per_gpu = 2;
   DiskSpec disk;
 };
 
