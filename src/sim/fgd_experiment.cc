@@ -10,6 +10,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "sim/scheduling.h"
 #include "sim/trace_policies.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/fragmentation.h"
@@ -39,24 +40,9 @@ std::string FgdPaperName(const std::string& policy) {
 
 namespace {
 
-// In this experiment the GPU "memory" Tidal's load-aware plugins see is the
-// requested share: openb has no usage, so 1 milli-GPU is shown as 1 MiB of a
-// 1000 MiB GPU, and a pod declares its share as its memory need.
-constexpr Bytes kMiB = kTraceMiB;
-
 PodDemand ToDemand(const traces::OpenbPod& p, const std::string& name, int uid) {
-  PodDemand d;
-  d.name = name;
-  d.uid = std::to_string(uid);
-  d.cpu_milli = p.cpu_milli;
-  d.memory_request = Bytes{p.memory_mib} * kMiB;
-  d.gpu_count = p.gpus;
-  d.gpu_milli = p.gpus > 0 ? p.gpu_milli : 0;
+  PodDemand d = TracePod(name, std::to_string(uid), p.cpu_milli, p.memory_mib, p.gpus, p.gpu_milli);
   d.gpu_models = p.gpu_models;
-  if (p.gpus > 0) {
-    d.gpu_memory_per_gpu = Bytes{p.gpu_milli} * kMiB;
-    d.gpu_memory_declared = true;
-  }
   return d;
 }
 
@@ -324,12 +310,9 @@ std::vector<std::size_t> TieOrder(const std::vector<NodeState>& views, bool perm
   return renamed;
 }
 
-// What a shape of pod last saw of the nodes (SeedPlacer's cache).
-struct Verdicts {
-  std::vector<std::uint32_t> version;  // plain: node version scored at; 0: never
-  std::vector<char> ok;                // plain
-  std::vector<double> score;           // plain
-  std::vector<GpuSet> gpus;
+// What a shape of pod last saw of the nodes (SeedPlacer's cache): the plain
+// path keeps the version, verdict and score of each node, indexed only the GPUs.
+struct ShapeVerdicts : Verdicts {
   std::size_t synced = 0;    // indexed: entries of `changes` already looked at
   std::vector<double> best;  // indexed: LeftmostMax over the tie order
   std::vector<char> dead;    // indexed: infeasible, and so for the rest of the run
@@ -379,7 +362,7 @@ class SeedPlacer {
 
   // Places `pod` (or fails it) and records the cluster after it.
   void Place(const PodDemand& pod, FgdSeedRun* run) {
-    Verdicts* v = VerdictsOf(pod);
+    ShapeVerdicts* v = VerdictsOf(pod);
     ++pod_number_;
     // indexed keeps, per shape, only the GPUs chosen per node and the max-tree
     // (whose leaves are the scores of the feasible nodes); the plain path keeps
@@ -414,7 +397,7 @@ class SeedPlacer {
   static constexpr double kNone = LeftmostMax::kNone;
 
   // The pod's shape's verdicts (with the cache), or a scratch set cleared.
-  Verdicts* VerdictsOf(const PodDemand& pod) {
+  ShapeVerdicts* VerdictsOf(const PodDemand& pod) {
     if (!cache_) {
       scratch_verdicts_.version.clear();
       return &scratch_verdicts_;
@@ -426,20 +409,18 @@ class SeedPlacer {
     return &verdicts_[it->second];
   }
 
-  void Reset(Verdicts* v) const {
-    if (indexed_) {
-      v->best.assign(tree_.size(), kNone);
-      v->dead.assign(views_.size(), 0);
-    } else {
-      v->version.assign(views_.size(), 0);
-      v->ok.assign(views_.size(), 0);
-      v->score.assign(views_.size(), 0);
+  void Reset(ShapeVerdicts* v) const {
+    if (!indexed_) {
+      v->Reset(views_.size());
+      return;
     }
+    v->best.assign(tree_.size(), kNone);
+    v->dead.assign(views_.size(), 0);
     v->gpus.assign(views_.size(), GpuSet());
   }
 
   // The nodes to (re-)evaluate for a pod of v's shape, into dirty_ and dirty_index_.
-  void CollectDirty(Verdicts* v, bool first_of_shape) {
+  void CollectDirty(ShapeVerdicts* v, bool first_of_shape) {
     dirty_.clear();
     dirty_index_.clear();
     if (indexed_ && !first_of_shape) {
@@ -461,30 +442,24 @@ class SeedPlacer {
         dirty_index_.push_back(n);
       }
     } else {
-      // Local copies: the loop runs over every node for every pod, and the
-      // compiler cannot keep members in registers across push_back.
-      const std::uint32_t* scored_at = v->version.data();
-      const std::uint32_t* now = node_version_.data();
-      const std::size_t count = views_.size();
-      for (std::size_t n = 0; n < count; ++n)
-        if (scored_at[n] != now[n]) {
-          dirty_.push_back(&views_[n]);
-          dirty_index_.push_back(std::size_t{n});
-        }
+      v->ForEachStale(node_version_, [&](std::size_t n) {
+        dirty_.push_back(&views_[n]);
+        dirty_index_.push_back(n);
+      });
     }
     v->synced = changes_.size();
   }
 
   // Evaluates the dirty nodes (two_stage: filters only) into v.
-  void Rescore(const PodDemand& pod, Verdicts* v, bool first_of_shape, FgdSeedRun* run) {
+  void Rescore(const PodDemand& pod, ShapeVerdicts* v, bool first_of_shape, FgdSeedRun* run) {
     if (dirty_.empty()) return;
     (two_stage_ ? *fit_ : runner_).Evaluate(pod, dirty_, RunOptions{false, false}, &eval_);
     run->node_evaluations += dirty_.size();
     for (std::size_t k = 0; k < dirty_.size(); ++k) {
       const std::size_t n = dirty_index_[k];
       const NodeResult& r = eval_.nodes[k];
-      v->gpus[n] = r.gpus;
       if (indexed_) {
+        v->gpus[n] = r.gpus;
         // Infeasible, NaN and −∞ scores are never chosen by the scan either.
         const double leaf = r.feasible() && r.score > kNone ? r.score : kNone;
         v->dead[n] = r.feasible() ? 0 : 1;
@@ -494,14 +469,12 @@ class SeedPlacer {
           tree_.Set(v->best, rank_[n], leaf);
         continue;
       }
-      v->version[n] = node_version_[n];
-      v->ok[n] = r.feasible() ? 1 : 0;
-      v->score[n] = r.score;
+      v->Store(n, node_version_[n], r);
     }
   }
 
   // two_stage: the policy's scores of the nodes the fit left feasible.
-  Verdicts* ScoreFeasible(const PodDemand& pod, const Verdicts& fit, FgdSeedRun* run) {
+  ShapeVerdicts* ScoreFeasible(const PodDemand& pod, const Verdicts& fit, FgdSeedRun* run) {
     dirty_.clear();
     dirty_index_.clear();
     for (std::size_t n = 0; n < views_.size(); ++n)
@@ -529,24 +502,8 @@ class SeedPlacer {
   // selectHost: the highest score; ties to the smallest node name (the authors'
   // patched scheduler) or uniformly at random (stock kube-scheduler). -1: none.
   int ChooseByScan(const Verdicts& v) {
-    // Local copies, as in CollectDirty: every node for every pod.
-    const char* ok = v.ok.data();
-    const double* score = v.score.data();
-    const bool lowest_name = lowest_name_;
-    int chosen = -1, ties = 0;
-    double best = -std::numeric_limits<double>::infinity();
-    for (const std::size_t n : by_name_) {
-      if (!ok[n]) continue;
-      if (score[n] > best) {
-        best = score[n];
-        chosen = static_cast<int>(n);
-        ties = 1;
-      } else if (score[n] == best && !lowest_name &&
-                 tie_rng_.Below(static_cast<std::uint64_t>(++ties)) == 0) {
-        chosen = static_cast<int>(n);
-      }
-    }
-    return chosen;
+    return SelectHost(v.ok.data(), v.score.data(), by_name_,
+                      lowest_name_ ? TieBreak::kFirst : TieBreak::kReservoir, tie_rng_);
   }
 
   // Places the pod on `gpus` of node `chosen`.
@@ -574,9 +531,9 @@ class SeedPlacer {
   std::vector<double> node_frag_;
   double frag_total_ = 0;
   std::map<Shape, int> shape_ids_;
-  std::vector<Verdicts> verdicts_;  // per shape
-  Verdicts scored_;                 // two_stage: this pod's scores
-  Verdicts scratch_verdicts_;       // without the cache
+  std::vector<ShapeVerdicts> verdicts_;  // per shape
+  ShapeVerdicts scored_;                 // two_stage: this pod's scores
+  ShapeVerdicts scratch_verdicts_;       // without the cache
   std::vector<std::uint32_t> node_version_;
   std::vector<std::uint32_t> changes_;  // indexed: node indices, one per placement
   std::vector<std::uint32_t> seen_;     // indexed: per node, the pod that listed it last

@@ -10,7 +10,9 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <ranges>
 
+#include "sim/scheduling.h"
 #include "sim/trace_policies.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/milli_gpu.h"
@@ -58,13 +60,6 @@ namespace {
 constexpr std::int64_t kNodeCpuMilli = 64'000;
 constexpr std::int64_t kNodeMemoryMib = 262'144;
 constexpr int kKinds = 64;  // NodeState::gpu_pod_kinds bits
-
-struct Verdicts {
-  std::vector<std::uint32_t> version;  // node version scored at; 0: never
-  std::vector<char> ok;
-  std::vector<double> score;
-  std::vector<GpuSet> gpus;
-};
 
 struct Vc {
   std::vector<NodeState> views;
@@ -136,13 +131,11 @@ class Replayer {
       job.vc = it->second;
       job.submit_ms = std::llround((in.submit_s - t0_s_) * 1000.0);
       for (int left = in.gpus, k = 0; left > 0; left -= o.gpus_per_node, ++k) {
-        PodDemand d;
-        d.name = in.id + (in.gpus > o.gpus_per_node ? "-" + std::to_string(k) : "");
-        d.uid = std::to_string(i) + "/" + std::to_string(k);
-        d.gpu_count = std::min(left, o.gpus_per_node);
-        d.gpu_milli = kMilliPerGpu;
-        d.gpu_memory_per_gpu = kMilliPerGpu * kTraceMiB;
-        d.gpu_memory_declared = true;
+        // Philly has no CPU or memory columns: the pods ask for whole GPUs alone.
+        const PodDemand d =
+            TracePod(in.id + (in.gpus > o.gpus_per_node ? "-" + std::to_string(k) : ""),
+                     std::to_string(i) + "/" + std::to_string(k), 0, 0,
+                     std::min(left, o.gpus_per_node), kMilliPerGpu);
         job.pods.push_back(d);
         all_pods.push_back(d);
       }
@@ -242,7 +235,8 @@ class Replayer {
   }
 
   // The node the policy picks for `pod`, or −1: the highest score, ties uniformly
-  // at random as kube-scheduler's selectHost does.
+  // at random as kube-scheduler's selectHost does. Only nodes changed since a pod
+  // of this many GPUs last looked are scored again.
   int Choose(Vc& vc, const PodDemand& pod) {
     Verdicts* v = &scratch_;
     if (cache_) {
@@ -251,43 +245,22 @@ class Replayer {
       v->version.clear();
     }
     const std::size_t n_nodes = vc.views.size();
-    if (v->version.size() != n_nodes) {
-      v->version.assign(n_nodes, 0);
-      v->ok.assign(n_nodes, 0);
-      v->score.assign(n_nodes, 0);
-      v->gpus.assign(n_nodes, GpuSet());
-    }
+    if (v->version.size() != n_nodes) v->Reset(n_nodes);
     dirty_.clear();
     dirty_index_.clear();
-    for (std::size_t n = 0; n < n_nodes; ++n)
-      if (v->version[n] != vc.version[n]) {
-        dirty_.push_back(vc.ptrs[n]);
-        dirty_index_.push_back(n);
-      }
+    v->ForEachStale(vc.version, [&](std::size_t n) {
+      dirty_.push_back(vc.ptrs[n]);
+      dirty_index_.push_back(n);
+    });
     if (!dirty_.empty()) {
       runner_->Evaluate(pod, dirty_, RunOptions{false, false}, &eval_);
       result_.node_evaluations += dirty_.size();
-      for (std::size_t k = 0; k < dirty_.size(); ++k) {
-        const std::size_t n = dirty_index_[k];
-        const NodeResult& r = eval_.nodes[k];
-        v->version[n] = vc.version[n];
-        v->ok[n] = r.feasible() ? 1 : 0;
-        v->score[n] = r.score;
-        v->gpus[n] = r.gpus;
-      }
+      for (std::size_t k = 0; k < dirty_.size(); ++k)
+        v->Store(dirty_index_[k], vc.version[dirty_index_[k]], eval_.nodes[k]);
     }
-    int chosen = -1, ties = 0;
-    double best = -std::numeric_limits<double>::infinity();
-    for (std::size_t n = 0; n < n_nodes; ++n) {
-      if (!v->ok[n]) continue;
-      if (v->score[n] > best) {
-        best = v->score[n];
-        chosen = static_cast<int>(n);
-        ties = 1;
-      } else if (v->score[n] == best && tie_rng_.Below(static_cast<std::uint64_t>(++ties)) == 0) {
-        chosen = static_cast<int>(n);
-      }
-    }
+    const int chosen =
+        SelectHost(v->ok.data(), v->score.data(), std::views::iota(std::size_t{0}, n_nodes),
+                   TieBreak::kReservoir, tie_rng_);
     if (chosen >= 0) chosen_gpus_ = v->gpus[chosen];
     return chosen;
   }

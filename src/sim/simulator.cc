@@ -5,14 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <limits>
 #include <memory>
 
 #include "sim/device_plugin.h"
+#include "sim/scheduling.h"
 #include "tidal/core/status.h"
 #include "tidal/metrics/golden.h"
 #include "tidal/policy/cycle.h"
-#include "tidal/policy/extender_score.h"
 #include "tidal/policy/forecast.h"
 #include "tidal/policy/memory_learner.h"
 #include "tidal/policy/runner.h"
@@ -66,6 +65,10 @@ PolicySpec MakeBasePolicy(const std::string& name, const PolicyConfig& tidal) {
                      "load-aware-predict, load-aware+rebalance "
                      "or oracle, the ones with Tidal's extender optionally ending in +stock-dp)"};
   return p;
+}
+
+bool UsesExtender(PolicyKind kind) {
+  return kind == PolicyKind::kLoadAware || kind == PolicyKind::kOracle;
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -170,7 +173,9 @@ class Simulation {
         tie_rng_(options.seed ^ 0x7469646c),
         book_(ReservationOptions{policy.tidal.reservations.visible_after_ms,
                                  policy.tidal.reservations.ttl_ms,
-                                 policy.tidal.reservations.claims}) {
+                                 policy.tidal.reservations.claims}),
+        scheduler_(policy.tidal, policy.kind == PolicyKind::kBestFit,
+                   UsesExtender(policy.kind) ? &policy.tidal : nullptr, policy.extender_weight) {
     for (const auto& n : cluster.nodes) {
       NodeRt rt;
       rt.spec = &n;
@@ -272,17 +277,11 @@ class Simulation {
   }
 
   void BuildRunners() {
-    PolicyConfig intree = policy_.tidal;
-    const char* score = policy_.kind == PolicyKind::kBestFit ? "bestfit" : "k8sdefault";
-    intree.plugins = {{"resourcefit", true, 1, ""}, {score, true, 1, ""}};
-    intree_ = std::make_unique<Runner>(intree);
-    if (policy_.kind == PolicyKind::kLoadAware || policy_.kind == PolicyKind::kOracle)
-      extender_ = std::make_unique<Runner>(policy_.tidal);
     if (policy_.kind == PolicyKind::kLoadAware && policy_.tidal.load_forecast.enabled)
       forecaster_ = std::make_unique<LoadForecaster>(policy_.tidal.load_forecast);
-    if (extender_ && policy_.tidal.memory_learning.enabled) {
+    if (scheduler_.extender() && policy_.tidal.memory_learning.enabled) {
       learner_ = std::make_unique<MemoryLearner>(policy_.tidal.memory_learning);
-      extender_->SetLearnedMemory(learner_.get());
+      scheduler_.extender()->SetLearnedMemory(learner_.get());
     }
   }
 
@@ -581,7 +580,7 @@ class Simulation {
         ids.push_back(id);
       }
     in.moved_at_ms = moved_at_;
-    const rebalance::Plan plan = rebalance::MakePlan(*extender_, cfg, in);
+    const rebalance::Plan plan = rebalance::MakePlan(*scheduler_.extender(), cfg, in);
     for (const auto& m : plan.moves) {
       for (std::size_t k = 0; k < in.pods.size(); ++k)
         if (in.pods[k].Key() == m.pod) {
@@ -720,63 +719,17 @@ class Simulation {
     for (int id : queue) {
       Task& t = tasks_[id];
       if (std::find(failed.begin(), failed.end(), t.cls) != failed.end()) continue;
-      int node = -1;
-      std::vector<int> gpus, named;
-      Bytes estimate = t.estimate;
-      if (!Decide(t, views, &node, &gpus, &named, &estimate)) {
+      const auto choice = scheduler_.Decide(t.pod, views, tie_rng_);
+      std::vector<int> gpus;
+      if (!choice || !GiveGpus(t, choice->node, choice->named_gpus, &gpus)) {
         failed.push_back(t.cls);
         continue;
       }
-      Bind(t, node, gpus, named, estimate);
-      views[node] = View(node);
+      Bind(t, choice->node, gpus, choice->named_gpus,
+           choice->memory_need_per_gpu.value_or(t.estimate));
+      views[choice->node] = View(choice->node);
       failed.clear();
     }
-  }
-
-  // kube-scheduler's decision: in-tree filter and scores, then the extender's
-  // filter and 0–10 priority × weight × 10 on the survivors; ties at random.
-  bool Decide(const Task& t, const std::vector<NodeState>& views, int* node, std::vector<int>* gpus,
-              std::vector<int>* named, Bytes* estimate) {
-    intree_->Evaluate(t.pod, views_ptrs(views), RunOptions{false, false}, &intree_eval_);
-    std::vector<const NodeState*> feasible;
-    std::vector<int> index;
-    for (std::size_t i = 0; i < views.size(); ++i)
-      if (intree_eval_.nodes[i].feasible()) {
-        feasible.push_back(&views[i]);
-        index.push_back(static_cast<int>(i));
-      }
-    if (feasible.empty()) return false;
-    std::vector<double> total(feasible.size());
-    std::vector<char> ok(feasible.size(), 1);
-    for (std::size_t k = 0; k < feasible.size(); ++k)
-      total[k] = 2 * intree_eval_.nodes[index[k]].score;  // two in-tree plugins, weight 1 each
-    if (extender_) {
-      extender_->Evaluate(t.pod, feasible, RunOptions{false, false}, &ext_eval_);
-      if (!ext_eval_.pod_status.ok()) return false;
-      *estimate = ext_eval_.cycle.memory_need_per_gpu;
-      for (std::size_t k = 0; k < feasible.size(); ++k) {
-        ok[k] = ext_eval_.nodes[k].feasible();
-        if (ok[k])
-          total[k] += static_cast<double>(ToExtenderPriority(ext_eval_.nodes[k].score) *
-                                          policy_.extender_weight * 10);
-      }
-    }
-    double best = -std::numeric_limits<double>::infinity();
-    std::vector<std::size_t> ties;
-    for (std::size_t k = 0; k < feasible.size(); ++k) {
-      if (!ok[k]) continue;
-      if (total[k] > best) {
-        best = total[k];
-        ties.clear();
-      }
-      if (total[k] == best) ties.push_back(k);
-    }
-    if (ties.empty()) return false;
-    const std::size_t pick = ties[tie_rng_.Below(ties.size())];
-    *node = index[pick];
-    named->clear();
-    if (extender_ && ext_eval_.nodes[pick].placed) *named = ext_eval_.nodes[pick].gpus.Indices();
-    return GiveGpus(t, *node, *named, gpus);
   }
 
   // What the node's device plugin gives the pod: Tidal's plugin the GPUs named in
@@ -815,12 +768,6 @@ class Simulation {
   // placed without naming any, those the device plugin gave.
   static const std::vector<int>& NamedOrGiven(const Task& t) {
     return t.named_gpus.empty() ? t.gpus : t.named_gpus;
-  }
-
-  static std::vector<const NodeState*> views_ptrs(const std::vector<NodeState>& v) {
-    std::vector<const NodeState*> out;
-    for (const auto& n : v) out.push_back(&n);
-    return out;
   }
 
   void Bind(Task& t, int node, const std::vector<int>& gpus, const std::vector<int>& named,
@@ -912,10 +859,9 @@ class Simulation {
   std::vector<Task> tasks_;
   std::vector<NodeRt> nodes_;
   std::vector<NodeSample> agent_, scraped_, cache_;
-  std::unique_ptr<Runner> intree_, extender_;
+  KubeScheduler scheduler_;
   std::unique_ptr<LoadForecaster> forecaster_;
   std::unique_ptr<MemoryLearner> learner_;
-  Evaluation intree_eval_, ext_eval_;
   bool cycle_requested_ = false;
   int done_ = 0, oom_kills_ = 0, starts_ = 0, max_pods_per_gpu_ = 0, evictions_ = 0;
   double work_lost_s_ = 0;

@@ -130,6 +130,22 @@ NodeState TraceNodeView(const std::string& name, std::int64_t cpu_milli, std::in
   return v;
 }
 
+PodDemand TracePod(const std::string& name, const std::string& uid, std::int64_t cpu_milli,
+                   std::int64_t memory_mib, int gpus, int gpu_milli) {
+  PodDemand d;
+  d.name = name;
+  d.uid = uid;
+  d.cpu_milli = cpu_milli;
+  d.memory_request = Bytes{memory_mib} * kTraceMiB;
+  d.gpu_count = gpus;
+  d.gpu_milli = gpus > 0 ? gpu_milli : 0;
+  if (gpus > 0) {
+    d.gpu_memory_per_gpu = Bytes{gpu_milli} * kTraceMiB;
+    d.gpu_memory_declared = true;
+  }
+  return d;
+}
+
 void ApplyTracePod(NodeState* node, const PodDemand& pod, const GpuSet& gpus, int sign) {
   node->cpu_milli_requested += sign * pod.cpu_milli;
   node->memory_requested += sign * pod.memory_request;

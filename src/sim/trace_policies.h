@@ -33,6 +33,12 @@ std::unique_ptr<Runner> MakeTraceFit();
 NodeState TraceNodeView(const std::string& name, std::int64_t cpu_milli, std::int64_t memory_mib,
                         int gpus, const std::string& model);
 
+// A trace's pod: its CPU and memory requests, and `gpus` GPUs of `gpu_milli`
+// milli-GPU each, its share declared as its GPU memory need (kTraceMiB per
+// milli-GPU) as Tidal's load-aware plugins read it. A CPU-only pod declares none.
+PodDemand TracePod(const std::string& name, const std::string& uid, std::int64_t cpu_milli,
+                   std::int64_t memory_mib, int gpus, int gpu_milli);
+
 // Adds (sign +1) or removes (sign −1) a pod's requests on `gpus` of the node; the
 // caller keeps gpu_pod_kinds (a removal cannot know which kinds remain).
 void ApplyTracePod(NodeState* node, const PodDemand& pod, const GpuSet& gpus, int sign);

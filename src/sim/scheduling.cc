@@ -1,0 +1,56 @@
+#include "sim/scheduling.h"
+
+#include <ranges>
+
+namespace tidal::sim {
+
+KubeScheduler::KubeScheduler(const PolicyConfig& base, bool best_fit, const PolicyConfig* extender,
+                             int extender_weight)
+    : extender_weight_(extender_weight) {
+  PolicyConfig intree = base;
+  intree.plugins = {{"resourcefit", true, 1, ""},
+                    {best_fit ? "bestfit" : "k8sdefault", true, 1, ""}};
+  intree_ = std::make_unique<Runner>(intree);
+  if (extender) extender_ = std::make_unique<Runner>(*extender);
+}
+
+std::optional<KubeScheduler::Choice> KubeScheduler::Decide(const PodDemand& pod,
+                                                           const std::vector<NodeState>& views,
+                                                           Random& tie_rng) {
+  std::vector<const NodeState*> all;
+  for (const auto& v : views) all.push_back(&v);
+  intree_->Evaluate(pod, all, RunOptions{false, false}, &intree_eval_);
+  std::vector<const NodeState*> feasible;
+  std::vector<int> index;
+  for (std::size_t i = 0; i < views.size(); ++i)
+    if (intree_eval_.nodes[i].feasible()) {
+      feasible.push_back(&views[i]);
+      index.push_back(static_cast<int>(i));
+    }
+  if (feasible.empty()) return std::nullopt;
+  std::vector<double> total(feasible.size());
+  std::vector<char> ok(feasible.size(), 1);
+  for (std::size_t k = 0; k < feasible.size(); ++k)
+    total[k] = kDefaultProfileWeights.Sum() * intree_eval_.nodes[index[k]].score;
+  Choice choice;
+  if (extender_) {
+    extender_->Evaluate(pod, feasible, RunOptions{false, false}, &ext_eval_);
+    if (!ext_eval_.pod_status.ok()) return std::nullopt;
+    choice.memory_need_per_gpu = ext_eval_.cycle.memory_need_per_gpu;
+    for (std::size_t k = 0; k < feasible.size(); ++k) {
+      ok[k] = ext_eval_.nodes[k].feasible();
+      if (ok[k])
+        total[k] += static_cast<double>(ToExtenderPriority(ext_eval_.nodes[k].score) *
+                                        extender_weight_ * kExtenderPriorityScale);
+    }
+  }
+  const int pick = SelectHost(ok.data(), total.data(), std::views::iota(std::size_t{0}, ok.size()),
+                              TieBreak::kOneDraw, tie_rng);
+  if (pick < 0) return std::nullopt;
+  choice.node = index[pick];
+  if (extender_ && ext_eval_.nodes[pick].placed)
+    choice.named_gpus = ext_eval_.nodes[pick].gpus.Indices();
+  return choice;
+}
+
+}  // namespace tidal::sim
