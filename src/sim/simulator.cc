@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "sim/device_plugin.h"
+#include "sim/model.h"
 #include "sim/scheduling.h"
 #include "tidal/core/status.h"
 #include "tidal/metrics/golden.h"
@@ -96,62 +97,25 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
 
 namespace {
 
-constexpr double kNvlinkCommIntensity = 0.6;  // NVLink bandwidth share one NVLink job drives
-constexpr int kPcieCommCapacity =
-    2;  // NVLink jobs a node's PCIe fabric serves at full (PCIe) speed
-constexpr double kAwaitSlowdownMs = 30;  // storage await above which IO-bound work slows
+// Per node, its true GPU-memory utilisation over the run (statistics): the
+// LSCS window, the mean and the peak.
+struct NodeMemoryStats {
+  std::deque<double> window;
+  double sum = 0;
+  int samples = 0;
+  double peak = 0;
 
-struct Task {
-  int id = 0;
-  const TaskClass* cls = nullptr;
-  PodDemand pod;
-  TimeMs arrival_ms = 0;
-  double duration_s = 0;
-  Bytes peak = 0;
-  double ramp_s = 0;
-  const MemoryProfile* profile = nullptr;  // real memory follows it instead of the ramp
-  Bytes estimate = 0;  // what Tidal thinks it needs per GPU (declared or estimated)
-  enum class State { kWaiting, kPending, kRunning, kDone } state = State::kWaiting;
-  TimeMs pending_since_ms = 0;  // since when it has been waiting (pending or in back-off)
-  TimeMs queued_ms = 0;         // when it (re)entered the scheduling queue: its queue order
-  int failures = 0;
-  double waited_s = 0;
-  int node = -1;
-  std::vector<int> gpus;  // physical GPU positions; a time-sliced pod may get one twice
-  // tidal.io/gpus as the extender wrote it (empty: none). Tidal's device plugin
-  // gives exactly these; the stock plugin may give others (`gpus`).
-  std::vector<int> named_gpus;
-  TimeMs started_ms = 0;
-  double progress_s = 0;
-  TimeMs done_ms = 0;
-
-  bool Active(TimeMs now) const {
-    return state == State::kRunning && now >= started_ms + cls->startup_ms;
+  // Adds a sample; returns the average over the last `size` samples.
+  double Add(double u, std::size_t size) {
+    window.push_back(u);
+    sum += u;
+    ++samples;
+    peak = std::max(peak, u);
+    while (window.size() > size) window.pop_front();
+    double avg = 0;
+    for (double v : window) avg += v;
+    return avg / static_cast<double>(window.size());
   }
-  // Real memory on each of its GPUs at `now`: nothing while the container starts,
-  // then the CUDA context, ramping to the peak.
-  Bytes MemoryAt(TimeMs now) const {
-    if (!Active(now)) return 0;
-    const double t = static_cast<double>(now - started_ms - cls->startup_ms) / 1000.0;
-    if (profile)
-      return std::max(cls->memory_context,
-                      static_cast<Bytes>(profile->At(t) * static_cast<double>(peak)));
-    const double f = ramp_s > 0 ? std::min(1.0, t / ramp_s) : 1.0;
-    return cls->memory_context +
-           static_cast<Bytes>(f * static_cast<double>(peak - cls->memory_context));
-  }
-};
-
-struct NodeRt {
-  const NodeSpec* spec = nullptr;
-  std::vector<std::vector<int>> tenants;  // per GPU: task ids (one per replica held)
-  std::vector<int> tasks;                 // running task ids
-  double await_ms = 0;
-  std::vector<double> nvlink_util;  // per GPU
-  std::deque<double> memory_window;
-  double memory_sum = 0;
-  int memory_samples = 0;
-  double memory_peak = 0;
 };
 
 // What the agent measured on one node at one instant; the pipeline passes it on.
@@ -174,18 +138,13 @@ class Simulation {
         book_(ReservationOptions{policy.tidal.reservations.visible_after_ms,
                                  policy.tidal.reservations.ttl_ms,
                                  policy.tidal.reservations.claims}),
+        model_(cluster, tasks_, options.pcie_nvlink_slowdown),
         scheduler_(policy.tidal, policy.kind == PolicyKind::kBestFit,
                    UsesExtender(policy.kind) ? &policy.tidal : nullptr, policy.extender_weight) {
-    for (const auto& n : cluster.nodes) {
-      NodeRt rt;
-      rt.spec = &n;
-      rt.tenants.resize(n.gpu_count);
-      rt.nvlink_util.assign(n.gpu_count, 0);
-      nodes_.push_back(std::move(rt));
-    }
-    agent_.resize(nodes_.size());
-    scraped_.resize(nodes_.size());
-    cache_.resize(nodes_.size());
+    agent_.resize(nodes().size());
+    scraped_.resize(nodes().size());
+    cache_.resize(nodes().size());
+    memory_stats_.resize(nodes().size());
     MakeTasks(workload);
     BuildRunners();
   }
@@ -232,6 +191,8 @@ class Simulation {
     };
     engine_.At(first, [loop] { (*loop)(); });
   }
+
+  const std::vector<NodeRt>& nodes() const { return model_.nodes(); }
 
   bool AllDone() const { return done_ == static_cast<int>(tasks_.size()); }
 
@@ -288,11 +249,11 @@ class Simulation {
   // The extender's forecaster reads each new cached sample, as the refresher does.
   void ObserveForecast() {
     if (!forecaster_) return;
-    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    for (std::size_t n = 0; n < nodes().size(); ++n) {
       const NodeSample& c = cache_[n];
       if (!c.present) continue;
       NodeState v;
-      const NodeSpec& s = *nodes_[n].spec;
+      const NodeSpec& s = *nodes()[n].spec;
       for (int g = 0; g < s.gpu_count; ++g) {
         Gpu gpu;
         gpu.index = g;
@@ -336,124 +297,47 @@ class Simulation {
 
   void AgentSample() {
     const TimeMs now = engine_.now();
-    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    for (std::size_t n = 0; n < nodes().size(); ++n) {
       NodeSample s;
       s.present = true;
       s.at = now;
-      s.used = TrueUsed(n, now);
-      s.nvlink_util = nodes_[n].nvlink_util;
-      s.await_ms = nodes_[n].await_ms;
+      s.used = model_.UsedMemory(n, now);
+      s.nvlink_util = nodes()[n].nvlink_util;
+      s.await_ms = nodes()[n].await_ms;
       s.competition = TrueCompetition(n);
       agent_[n] = std::move(s);
     }
   }
 
-  std::vector<Bytes> TrueUsed(std::size_t n, TimeMs now) const {
-    std::vector<Bytes> used(nodes_[n].tenants.size(), 0);
-    for (std::size_t g = 0; g < used.size(); ++g)
-      for (int id : nodes_[n].tenants[g]) used[g] += tasks_[id].MemoryAt(now);
-    return used;
-  }
-
   double TrueCompetition(std::size_t n) const {
     int pods = 0;
-    for (int id : nodes_[n].tasks)
+    for (int id : nodes()[n].tasks)
       pods += PodUsesNvlink(policy_.tidal.nvlink, tasks_[id].pod) ? 1 : 0;
-    return NvlinkCompetitionIndex(pods, nodes_[n].spec->gpu_count,
+    return NvlinkCompetitionIndex(pods, nodes()[n].spec->gpu_count,
                                   policy_.tidal.nvlink.slots_per_gpu);
   }
 
-  bool Linked(const NodeSpec& s, const std::vector<int>& gpus) const {
-    for (std::size_t a = 0; a < gpus.size(); ++a)
-      for (std::size_t b = a + 1; b < gpus.size(); ++b)
-        if (gpus[a] == gpus[b] || s.links[gpus[a]][gpus[b]] == 0) return false;
-    return true;
-  }
-
-  // The runtime model, one step: storage await, compute sharing, NVLink
-  // contention, progress, memory and OOM kills.
+  // The runtime model, one step, node by node: progress (finished tasks
+  // complete), then memory (over-committed GPUs kill their newest tenants).
   void Tick() {
     const TimeMs now = engine_.now();
     const double dt = static_cast<double>(opt_.tick_ms) / 1000.0;
-    for (std::size_t n = 0; n < nodes_.size(); ++n) {
-      NodeRt& node = nodes_[n];
-      const NodeSpec& spec = *node.spec;
-      double rho = 0;
-      int pcie_comm = 0;
-      std::vector<double> duty(spec.gpu_count, 0.0);
-      std::vector<int> nvlink_jobs(spec.gpu_count, 0);
-      for (int id : node.tasks) {
-        const Task& t = tasks_[id];
-        if (!t.Active(now)) continue;
-        rho += t.cls->io_intensity;
-        for (int g : t.gpus) duty[g] += t.cls->compute_duty;
-        if (t.cls->uses_nvlink && t.gpus.size() >= 2) {
-          if (Linked(spec, t.gpus))
-            for (int g : t.gpus) ++nvlink_jobs[g];
-          else
-            ++pcie_comm;
-        }
-      }
-      // M/M/1 below 90 % utilisation, continued linearly with its slope there:
-      // a saturated disk's queue keeps growing with demand.
-      const double base = spec.disk.degrade_at_ms >= 0 && now >= spec.disk.degrade_at_ms
-                              ? spec.disk.degraded_await_ms
-                              : spec.disk.base_await_ms;
-      node.await_ms = rho <= 0.9 ? base / (1 - rho) : base * 10 + (rho - 0.9) * base * 100;
-      std::fill(node.nvlink_util.begin(), node.nvlink_util.end(), 0.0);
-      std::vector<int> finished;
-      for (int id : node.tasks) {
-        Task& t = tasks_[id];
-        if (!t.Active(now)) continue;
-        double rate = 1;
-        for (int g : t.gpus) rate = std::min(rate, duty[g] > 1 ? 1 / duty[g] : 1.0);
-        const double b = t.cls->io_bound;
-        rate *= 1 / (1 - b + b * std::max(1.0, node.await_ms / kAwaitSlowdownMs));
-        if (t.cls->uses_nvlink && t.gpus.size() >= 2) {
-          if (Linked(spec, t.gpus)) {
-            const int slots = spec.nvlink_slots_per_gpu;
-            for (int g : t.gpus)
-              rate = std::min(rate, nvlink_jobs[g] > slots ? double(slots) / nvlink_jobs[g] : 1.0);
-            for (int g : t.gpus)
-              node.nvlink_util[g] =
-                  std::min(1.0, node.nvlink_util[g] + kNvlinkCommIntensity * rate);
-          } else {
-            rate /= opt_.pcie_nvlink_slowdown;
-            if (pcie_comm > kPcieCommCapacity) rate *= double(kPcieCommCapacity) / pcie_comm;
-          }
-        }
-        t.progress_s += rate * dt;
-        if (t.progress_s >= t.duration_s) finished.push_back(id);
-      }
-      for (int id : finished) Complete(id);
-      // Memory: a GPU whose tenants' real memory exceeds its capacity kills the newest.
-      for (int g = 0; g < spec.gpu_count; ++g) {
+    for (std::size_t n = 0; n < nodes().size(); ++n) {
+      for (int id : model_.Advance(n, now, dt)) Complete(id);
+      for (int g = 0; g < nodes()[n].spec->gpu_count; ++g) {
         for (;;) {
-          Bytes used = 0;
-          int newest = -1;
-          for (int id : node.tenants[g]) {
-            used += tasks_[id].MemoryAt(now);
-            if (tasks_[id].Active(now) &&
-                (newest < 0 || tasks_[id].started_ms > tasks_[newest].started_ms ||
-                 (tasks_[id].started_ms == tasks_[newest].started_ms && id > newest)))
-              newest = id;
-          }
-          max_overcommit_ = std::max(
-              max_overcommit_, static_cast<double>(used) / static_cast<double>(spec.gpu_memory));
-          if (used <= spec.gpu_memory || newest < 0) break;
-          OomKill(newest);
+          double usage = 0;
+          const int victim = model_.OomVictim(n, g, now, &usage);
+          max_overcommit_ = std::max(max_overcommit_, usage);
+          if (victim < 0) break;
+          OomKill(victim);
         }
       }
     }
   }
 
   void Release(Task& t) {
-    NodeRt& node = nodes_[t.node];
-    for (int g : t.gpus) {
-      auto& v = node.tenants[g];
-      v.erase(std::find(v.begin(), v.end(), t.id));
-    }
-    node.tasks.erase(std::find(node.tasks.begin(), node.tasks.end(), t.id));
+    model_.Remove(t);
     book_.Remove(t.pod.Key());
     t.node = -1;
     t.gpus.clear();
@@ -509,10 +393,10 @@ class Simulation {
     const TimeMs now = engine_.now();
     MetricsSnapshot snap;
     snap.fetched_at_ms = now;
-    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    for (std::size_t n = 0; n < nodes().size(); ++n) {
       const NodeSample& smp = scraped_[n];
       if (!smp.present) continue;
-      const NodeSpec& s = *nodes_[n].spec;
+      const NodeSpec& s = *nodes()[n].spec;
       const std::vector<int> held = HeldAsNamed(n);  // as the rebalancer's pod list says
       NodeMetrics m;
       for (int g = 0; g < s.gpu_count; ++g) {
@@ -539,7 +423,7 @@ class Simulation {
     rebalance::PlanInput in;
     in.now_ms = now;
     in.snapshots.assign(history_.begin(), history_.end());
-    for (const auto& n : nodes_) {
+    for (const auto& n : nodes()) {
       KubeNode api;
       api.name = n.spec->name;
       api.labels = n.spec->labels;
@@ -547,7 +431,7 @@ class Simulation {
       in.nodes.push_back(std::move(api));
     }
     std::vector<int> ids;
-    for (const auto& n : nodes_)
+    for (const auto& n : nodes())
       for (int id : n.tasks) {
         const Task& t = tasks_[id];
         if (t.cls->gpus <= 0) continue;
@@ -600,24 +484,17 @@ class Simulation {
     TimePoint p;
     p.t_s = static_cast<double>(now) / 1000.0;
     std::vector<double> averages;
-    for (std::size_t n = 0; n < nodes_.size(); ++n) {
-      NodeRt& node = nodes_[n];
-      const auto used = TrueUsed(n, now);
+    for (std::size_t n = 0; n < nodes().size(); ++n) {
+      const NodeRt& node = nodes()[n];
+      const auto used = model_.UsedMemory(n, now);
       Bytes sum = 0;
       for (Bytes b : used) sum += b;
       const double cap = static_cast<double>(node.spec->gpu_memory) * node.spec->gpu_count;
       const double u = cap > 0 ? static_cast<double>(sum) / cap : 0;
       p.node_memory.push_back(u);
-      node.memory_window.push_back(u);
-      node.memory_sum += u;
-      ++node.memory_samples;
-      node.memory_peak = std::max(node.memory_peak, u);
       const std::size_t window = static_cast<std::size_t>(
           std::max<TimeMs>(1, opt_.lscs_window_ms / opt_.stats_interval_ms));
-      while (node.memory_window.size() > window) node.memory_window.pop_front();
-      double avg = 0;
-      for (double v : node.memory_window) avg += v;
-      averages.push_back(avg / static_cast<double>(node.memory_window.size()));
+      averages.push_back(memory_stats_[n].Add(u, window));
       nvlink_variance_max_ = std::max(nvlink_variance_max_, NvlinkVariance(node.nvlink_util));
     }
     p.lscs = Lscs(averages);
@@ -631,7 +508,7 @@ class Simulation {
   // ---- scheduling ----
 
   NodeState View(std::size_t n) const {
-    const NodeRt& rt = nodes_[n];
+    const NodeRt& rt = nodes()[n];
     const NodeSpec& s = *rt.spec;
     const TimeMs now = engine_.now();
     NodeState v;
@@ -702,8 +579,8 @@ class Simulation {
     const TimeMs now = engine_.now();
     if (policy_.kind == PolicyKind::kLoadAware && policy_.reservations) {
       std::map<std::string, TimeMs> sample_times;
-      for (std::size_t n = 0; n < nodes_.size(); ++n)
-        if (cache_[n].present) sample_times[nodes_[n].spec->name] = cache_[n].at;
+      for (std::size_t n = 0; n < nodes().size(); ++n)
+        if (cache_[n].present) sample_times[nodes()[n].spec->name] = cache_[n].at;
       book_.Expire(now, sample_times);
     }
     std::vector<int> queue;
@@ -713,7 +590,7 @@ class Simulation {
                      [&](int a, int b) { return tasks_[a].queued_ms < tasks_[b].queued_ms; });
     if (queue.empty()) return;
     std::vector<NodeState> views;
-    for (std::size_t n = 0; n < nodes_.size(); ++n) views.push_back(View(n));
+    for (std::size_t n = 0; n < nodes().size(); ++n) views.push_back(View(n));
     // A class that did not fit stays unfit until something is placed in this cycle.
     std::vector<const TaskClass*> failed;
     for (int id : queue) {
@@ -742,24 +619,20 @@ class Simulation {
       return true;
     }
     auto given = LeastSharedGpus(HeldReally(static_cast<std::size_t>(node)),
-                                 nodes_[node].spec->replicas_per_gpu, t.cls->gpus);
+                                 nodes()[node].spec->replicas_per_gpu, t.cls->gpus);
     if (!given) return false;
     *gpus = std::move(*given);
     return true;
   }
 
   // Replicas held per GPU on the node: what its device plugin counts.
-  std::vector<int> HeldReally(std::size_t n) const {
-    std::vector<int> held;
-    for (const auto& tenants : nodes_[n].tenants) held.push_back(static_cast<int>(tenants.size()));
-    return held;
-  }
+  std::vector<int> HeldReally(std::size_t n) const { return model_.Held(n); }
 
   // Replicas held per GPU as the extender and the rebalancer count them, from the
   // pods' tidal.io/gpus: with Tidal's device plugin the same as HeldReally.
   std::vector<int> HeldAsNamed(std::size_t n) const {
-    std::vector<int> held(nodes_[n].tenants.size(), 0);
-    for (int id : nodes_[n].tasks)
+    std::vector<int> held(nodes()[n].tenants.size(), 0);
+    for (int id : nodes()[n].tasks)
       for (int g : NamedOrGiven(tasks_[id])) ++held[g];
     return held;
   }
@@ -780,13 +653,11 @@ class Simulation {
     t.started_ms = now;
     t.waited_s += static_cast<double>(now - t.pending_since_ms) / 1000.0;
     ++starts_;
-    NodeRt& rt = nodes_[node];
-    rt.tasks.push_back(t.id);
+    model_.Place(t);
+    const NodeRt& rt = nodes()[node];
     ++starts_per_node_[rt.spec->name];
-    for (int g : gpus) {
-      rt.tenants[g].push_back(t.id);
+    for (int g : gpus)
       max_pods_per_gpu_ = std::max(max_pods_per_gpu_, static_cast<int>(rt.tenants[g].size()));
-    }
     if (policy_.kind == PolicyKind::kLoadAware && policy_.reservations) {
       Reservation r;
       r.pod = t.pod.Key();
@@ -821,12 +692,13 @@ class Simulation {
     r.nvlink_variance_max = nvlink_variance_max_;
     r.max_gpu_overcommit = max_overcommit_;
     r.max_pods_per_gpu = max_pods_per_gpu_;
-    for (const auto& n : nodes_) {
-      r.nodes.push_back(n.spec->name);
-      r.starts_per_node[n.spec->name] =
-          starts_per_node_.count(n.spec->name) ? starts_per_node_.at(n.spec->name) : 0;
-      r.gpu_mem_util_peak[n.spec->name] = n.memory_peak;
-      r.gpu_mem_util_mean[n.spec->name] = n.memory_samples ? n.memory_sum / n.memory_samples : 0;
+    for (std::size_t k = 0; k < nodes().size(); ++k) {
+      const std::string& name = nodes()[k].spec->name;
+      const NodeMemoryStats& m = memory_stats_[k];
+      r.nodes.push_back(name);
+      r.starts_per_node[name] = starts_per_node_.count(name) ? starts_per_node_.at(name) : 0;
+      r.gpu_mem_util_peak[name] = m.peak;
+      r.gpu_mem_util_mean[name] = m.samples ? m.sum / m.samples : 0;
     }
     // Steady state: from the end of the burst while work is still queued.
     double busy_end = static_cast<double>(last_arrival_ms_) / 1000.0;
@@ -857,7 +729,8 @@ class Simulation {
   Random tie_rng_;
   ReservationBook book_;
   std::vector<Task> tasks_;
-  std::vector<NodeRt> nodes_;
+  RuntimeModel model_;
+  std::vector<NodeMemoryStats> memory_stats_;
   std::vector<NodeSample> agent_, scraped_, cache_;
   KubeScheduler scheduler_;
   std::unique_ptr<LoadForecaster> forecaster_;
