@@ -109,30 +109,6 @@ TEST(Text, EqualsIgnoreCase) {
   }
 }
 
-TEST(Text, SameBytes) {
-  struct Case {
-    const char* name;
-    std::string_view a, b;
-    bool want;
-  };
-  const Case cases[] = {
-      {"empty", "", "", true},
-      {"short", "abc", "abc", true},
-      {"short, other", "abc", "abd", false},
-      {"4 to 7, last byte differs", "abcdefg", "abcdefh", false},
-      {"8 to 16, middle byte differs", "gpu-node-1234", "gpu-node-1z34", false},
-      {"8 to 16, same", "gpu-node-1234", "gpu-node-1234", true},
-      {"long, last byte differs", "ip-10-0-12-34.compute.internal",
-       "ip-10-0-12-34.compute.internaL", false},
-      {"other length", "node", "nodes", false},
-      {"embedded NUL", std::string_view("a\0b", 3), std::string_view("a\0c", 3), false},
-  };
-  for (const Case& tc : cases) {
-    SCOPED_TRACE(tc.name);
-    EXPECT_EQ(SameBytes(tc.a, tc.b), tc.want);
-  }
-}
-
 TEST(Text, StringListKeepsEachStringAndSurvivesACopy) {
   StringList list;
   const std::vector<std::string> want = {"gpu-node-1", "", "ノード", std::string("a\0b", 3)};
@@ -148,21 +124,6 @@ TEST(Text, StringListKeepsEachStringAndSurvivesACopy) {
   EXPECT_EQ(copy.Strings(), want);
   EXPECT_EQ(copy[2], "ノード");
   EXPECT_EQ(copy.bytes(), std::string("gpu-node-1ノードa\0b", 22));
-}
-
-// CopyText copies every size exactly: nothing before or past the copy is written.
-TEST(Text, CopyTextCopiesEverySizeExactly) {
-  std::string source;
-  for (int i = 0; i < 40; ++i) source.push_back(static_cast<char>('a' + i % 26));
-  for (std::size_t n = 0; n <= source.size(); ++n) {
-    SCOPED_TRACE(n);
-    std::string out(64, '#');
-    char* end = CopyText(out.data() + 8,
-                         std::string_view(source).substr(3, std::min(n, source.size() - 3)));
-    const std::size_t copied = std::min(n, source.size() - 3);
-    EXPECT_EQ(end, out.data() + 8 + copied);
-    EXPECT_EQ(out, std::string(8, '#') + source.substr(3, copied) + std::string(56 - copied, '#'));
-  }
 }
 
 // A copy (assigned or constructed) holds only the strings, and grows like the original.

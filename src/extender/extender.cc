@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "extender/fastpath/filter_memo.h"
+#include "extender/fastpath/node_index.h"
+#include "extender/fastpath/parts.h"
 #include "tidal/core/text.h"
 #include "tidal/policy/extender_score.h"
 #include "tidal/policy/fallback.h"
@@ -21,100 +24,16 @@ std::vector<double> BindLatencyBuckets() {
   return {1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1, 2, 5};
 }
 
-// One part of a request's candidates, [begin, end): resolved, evaluated and, for
-// a filter, their rejections written by one thread.
-struct Extender::Part {
-  std::size_t begin = 0, end = 0;
-  std::vector<NodeState> owned;       // overlays (Nodes mode) and unknown nodes
-  std::vector<std::uint64_t> hashes;  // of the names, for NodeIndex
-  Evaluation eval;
-  int unknown = 0;
-  // Texts of FailedNodes, back to back: a warm context formats the reasons
-  // without allocating. With where each rejected node's text ends.
-  std::string reasons;
-  struct Rejection {
-    std::uint32_t node, end;
-    bool unresolvable;
-  };
-  std::vector<Rejection> rejections;
-  // NodeNames mode: the part's survivors and FailedNodes / FailedAndUnresolvableNodes
-  // members, encoded (FilterResult's runs).
-  std::string names_json, failed_json, unresolvable_json;
-  // The rejections went straight into failed_json / unresolvable_json: `reasons`
-  // is empty and the rejections' `end` unset.
-  bool reasons_encoded = false;
-  int feasible = 0;
-  std::vector<std::pair<std::string, int>> rejected_by;  // rejections by plugin tag
-};
-
 struct Extender::Context {
   ExtenderArgs args;
   ArgsDecoder decoder;
   std::vector<const NodeState*> nodes;
   std::vector<std::string_view> names;
-  std::vector<Part> parts;
+  std::vector<RequestPart> parts;
   std::vector<std::uint64_t> passed;  // a filter's passing nodes, for RememberFilter
   // Served a request too large to keep its scratch for the next one.
   bool outsized = false;
 };
-
-struct Extender::FilterMemo {
-  std::string pod_json;  // the Pod as sent: the same bytes are the same demand
-  std::string pod_key;   // for the log
-  int survivors = 0;
-  std::uint64_t generation = 0;
-  int stage = 0;
-  StringList names;  // every candidate, in request order
-  // NodeNames mode: the prioritize request kube-scheduler sends after this filter,
-  // byte for byte (Go's encoding: this Pod, no Nodes, the NodeNames answered).
-  std::string prioritize_body;
-  std::vector<char> feasible;
-  std::vector<std::int64_t> priorities;  // the runner's scores mapped to 0..10
-};
-
-namespace {
-
-// A rejection's FailedNodes text, appended to `out`: ours are prefixed, since
-// kube-scheduler shows them with others'. Returns where the plugin's own text starts.
-std::size_t AppendRejectionText(const Status& status, std::string* out) {
-  out->append("tidal: ");
-  const std::size_t text_at = out->size();
-  status.AppendReason(out);
-  SpellOutPercentSigns(out, text_at);
-  return text_at;
-}
-
-// The plugin tag of a reason ("loadaware: GPU memory …" → "loadaware"): the
-// rejection counter's label, low-cardinality by construction.
-std::string_view ReasonLabel(std::string_view reason) {
-  // A plain loop over the few bytes a tag may take: memchr costs more to call.
-  const std::size_t limit = std::min<std::size_t>(reason.size(), 25);
-  for (std::size_t i = 0; i < limit; ++i)
-    if (reason[i] == ':') return reason.substr(0, i);
-  return "other";
-}
-
-// Adds `count` rejections by plugin tag `label` (a handful of tags: a list).
-void CountRejections(std::string_view label, int count,
-                     std::vector<std::pair<std::string, int>>* by_label) {
-  auto it = std::find_if(by_label->begin(), by_label->end(),
-                         [&](const auto& p) { return p.first == label; });
-  if (it == by_label->end()) {
-    by_label->emplace_back(std::string(label), count);
-  } else {
-    it->second += count;
-  }
-}
-
-void MakeUnknown(NodeState* n) {
-  n->metrics_known = false;
-  n->gpus.clear();
-  n->storage_await_ms = 0;
-  n->nvlink_competition = 0;
-  n->Finalize();
-}
-
-}  // namespace
 
 Extender::Extender(PolicyConfig config, const ViewStore& store, const Clock& clock,
                    std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics, int parallelism)
@@ -243,124 +162,6 @@ Extender::VerbInstruments Extender::InstrumentsFor(const std::string& verb) {
 Reply Extender::Filter(std::string_view body) { return Decide("filter", body, true); }
 Reply Extender::Prioritize(std::string_view body) { return Decide("prioritize", body, false); }
 
-void Extender::EvaluatePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
-                            const ExtenderArgs& args, std::span<const std::string_view> names,
-                            const PodDemand& pod, const Runner& runner, bool filter,
-                            FilterMemo* memo, std::vector<const NodeState*>& nodes,
-                            Part* part) const {
-  ResolvePart(view, index, now, args, names, nodes, part);
-  const std::size_t begin = part->begin, end = part->end;
-  const std::span<const NodeState* const> mine(nodes.data() + begin, end - begin);
-  runner.Evaluate(pod, mine, RunOptions{false, false}, &part->eval);
-  part->reasons.clear();
-  part->rejections.clear();
-  part->names_json.clear();
-  part->failed_json.clear();
-  part->unresolvable_json.clear();
-  part->feasible = 0;
-  part->rejected_by.clear();
-  if (filter) WritePartVerdicts(args, names, memo, part);
-}
-
-// nodes[begin, end): the view's node for each candidate (looked up by name), or
-// a copy overlaid with the request's Node object, or an unknown node.
-void Extender::ResolvePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
-                           const ExtenderArgs& args, std::span<const std::string_view> names,
-                           std::vector<const NodeState*>& nodes, Part* part) const {
-  const std::size_t begin = part->begin, end = part->end;
-  auto& owned = part->owned;
-  owned.clear();
-  owned.reserve(end - begin);
-  part->unknown = 0;
-  // The index's slots are read a few names ahead of their use: at 5 000 nodes
-  // every lookup is otherwise a cache miss waited for, one after the other.
-  constexpr std::size_t kAhead = 8;
-  auto& hashes = part->hashes;
-  if (index) {
-    hashes.resize(end - begin);
-    for (std::size_t i = begin; i < end; ++i) hashes[i - begin] = NodeIndex::Hash(names[i]);
-    for (std::size_t i = begin; i < std::min(begin + kAhead, end); ++i)
-      index->Prefetch(hashes[i - begin]);
-  }
-  for (std::size_t i = begin; i < end; ++i) {
-    const NodeState* known;
-    bool fresh;
-    if (index) {
-      if (i + kAhead < end) index->Prefetch(hashes[i + kAhead - begin]);
-      const NodeIndex::Entry* e = view->Lookup(names[i], hashes[i - begin]);
-      known = e ? e->node : nullptr;
-      // The policy reads the node's first line next: asked for now, it is in
-      // cache by then.
-      if (known) __builtin_prefetch(known);
-      fresh = e && e->sample_ms != NodeIndex::kNoMetrics &&
-              now - e->sample_ms <= config_.metrics_stale_after_ms;
-    } else {
-      known = view->Find(names[i]);
-      fresh = known && known->metrics_known &&
-              now - known->sample_time_ms <= config_.metrics_stale_after_ms;
-    }
-    const bool found = known != nullptr;
-    part->unknown += fresh ? 0 : 1;
-    if (args.has_nodes) {
-      const WireNode& w = args.nodes[i];
-      owned.push_back(found ? *known : NodeState{});
-      NodeState& o = owned.back();
-      o.name = w.name;
-      o.labels = w.labels;
-      if (w.allocatable_gpus >= 0) o.allocatable_gpus = w.allocatable_gpus;
-      o.cpu_milli_allocatable = w.cpu_milli_allocatable;
-      o.memory_allocatable = w.memory_allocatable;
-      if (!fresh) MakeUnknown(&o);
-      nodes[i] = &o;
-    } else if (fresh) {
-      nodes[i] = known;
-    } else {
-      owned.push_back(found ? *known : NodeState{});
-      owned.back().name = std::string(names[i]);
-      MakeUnknown(&owned.back());
-      nodes[i] = &owned.back();
-    }
-  }
-}
-
-// A filter's verdicts of the part: into the memo, and the rejections' reasons
-// formatted once (straight into the reply's runs in NodeNames mode).
-void Extender::WritePartVerdicts(const ExtenderArgs& args, std::span<const std::string_view> names,
-                                 FilterMemo* memo, Part* part) const {
-  const std::size_t begin = part->begin, end = part->end;
-  const Evaluation& eval = part->eval;
-  const bool encode = !args.has_nodes && eval.pod_status.ok();
-  for (std::size_t i = begin; i < end; ++i) {
-    const NodeResult& res = eval.nodes[i - begin];
-    memo->feasible[i] = res.feasible() ? 1 : 0;
-    memo->priorities[i] = ToExtenderPriority(res.score);
-    if (!eval.pod_status.ok()) continue;
-    if (res.feasible()) {
-      ++part->feasible;
-      if (encode) AppendJsonListItem(names[i], &part->names_json);
-      continue;
-    }
-    const bool unresolvable = res.status.code() == Code::kUnresolvable;
-    if (encode) {
-      // The reason is formatted once, straight into the reply's member.
-      std::string* run = unresolvable ? &part->unresolvable_json : &part->failed_json;
-      const std::size_t value_at = OpenJsonMember(names[i], run);
-      const std::size_t text_at = AppendRejectionText(res.status, run);
-      CountRejections(ReasonLabel(std::string_view(*run).substr(text_at)), 1, &part->rejected_by);
-      CloseJsonMember(value_at, run);
-      part->rejections.push_back({static_cast<std::uint32_t>(i), 0, unresolvable});
-      continue;
-    }
-    // The reasons are formatted here, once, into one buffer.
-    const std::size_t text_at = AppendRejectionText(res.status, &part->reasons);
-    part->rejections.push_back({static_cast<std::uint32_t>(i),
-                                static_cast<std::uint32_t>(part->reasons.size()), unresolvable});
-    CountRejections(ReasonLabel(std::string_view(part->reasons).substr(text_at)), 1,
-                    &part->rejected_by);
-  }
-  part->reasons_encoded = encode;
-}
-
 // One request on its way through Decide's steps.
 struct Extender::Decision {
   Decision(std::string_view v, bool f) : verb(v), filter(f) {}
@@ -385,7 +186,7 @@ struct Extender::Decision {
 
   int stage() const { return stage_verdict.stage; }
   const NodeResult& Result(std::size_t i) const {
-    const Part& part = ctx->parts[i / part_size];
+    const RequestPart& part = ctx->parts[i / part_size];
     return part.eval.nodes[i - part.begin];
   }
   const Status& PodStatus() const { return ctx->parts[0].eval.pod_status; }
@@ -459,8 +260,7 @@ void Extender::LogDecision(const Decision& d, std::string_view pod_key, std::siz
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - d.t0).count());
 }
 
-std::shared_ptr<const Extender::FilterMemo> Extender::CurrentMemo(const ClusterView& view,
-                                                                  int stage) const {
+std::shared_ptr<const FilterMemo> Extender::CurrentMemo(const ClusterView& view, int stage) const {
   std::shared_ptr<const FilterMemo> memo;
   {
     std::lock_guard<std::mutex> lock(memo_mu_);
@@ -475,8 +275,7 @@ std::shared_ptr<const Extender::FilterMemo> Extender::CurrentMemo(const ClusterV
 // filter's survivors' scores, in order.
 bool Extender::ReuseAnswer(Decision& d, std::string_view body) {
   const FilterMemo* memo = d.memo.get();
-  if (!memo || memo->prioritize_body.empty() || TrimJsonSpaceRight(body) != memo->prioritize_body)
-    return false;
+  if (!memo || !IsExpectedPrioritize(*memo, body)) return false;
   NoteStage(d.stage_verdict, *d.view);
   EncodeHostPriorities(memo->names, memo->feasible, memo->priorities, &d.reply.body);
   reused_answer_->Add(1);
@@ -520,20 +319,8 @@ Status Extender::DecodeRequest(Decision& d, std::string_view body) {
 
 // A prioritize for the pod and view of the last filter: its survivors' scores.
 bool Extender::ReuseVerdicts(Decision& d) {
-  const FilterMemo* memo = d.memo.get();
-  if (!memo || !SameBytes(memo->pod_json, d.ctx->args.pod_json)) return false;
-  const auto& names = d.ctx->names;
-  std::vector<HostPriority> list(d.n);
-  std::size_t j = 0;
-  // kube-scheduler sends the filter's survivors, in its order: only those are
-  // compared (a node the filter rejected is not found, and evaluated again).
-  for (std::size_t i = 0; i < d.n; ++i) {
-    while (j < memo->names.size() && (!memo->feasible[j] || !SameBytes(memo->names[j], names[i])))
-      ++j;
-    if (j == memo->names.size()) return false;
-    list[i] = {names[i], memo->priorities[j]};
-    ++j;
-  }
+  std::vector<HostPriority> list;
+  if (!d.memo || !ScoresFromMemo(*d.memo, d.ctx->args.pod_json, d.ctx->names, &list)) return false;
   EncodeHostPriorityList(list, &d.reply.body);
   reused_verdicts_->Add(1);
   // Every candidate found is a survivor of the filter.
@@ -547,8 +334,9 @@ void Extender::EvaluateParts(Decision& d) {
   Context& ctx = *d.ctx;
   const ExtenderArgs& args = ctx.args;
   const std::size_t n = d.n;
-  d.part_size = std::max(kMinNodesPerPart, (n + 4 * parallelism_ - 1) / (4 * parallelism_));
-  d.part_count = n == 0 ? 1 : (n + d.part_size - 1) / d.part_size;
+  const RequestSplit split = SplitRequest(n, parallelism_);
+  d.part_size = split.part_size;
+  d.part_count = split.part_count;
   ctx.nodes.resize(n);
   if (ctx.parts.size() < d.part_count) ctx.parts.resize(d.part_count);
   if (d.filter) {
@@ -569,18 +357,16 @@ void Extender::EvaluateParts(Decision& d) {
   }
   // Indexed lookups only when every map is indexed (a published view always is).
   d.index = d.view->Indexed() ? d.view->index.get() : nullptr;
-  const Runner& runner = *runners_[d.stage()];
+  const PartInputs in{*d.view,  d.index,          d.now,    config_.metrics_stale_after_ms,
+                      args,     ctx.names,        d.pod,    *runners_[d.stage()],
+                      d.filter, d.new_memo.get(), ctx.nodes};
   const auto run_part = [&](int k) {
-    Part& part = ctx.parts[k];
+    RequestPart& part = ctx.parts[k];
     part.begin = std::min(n, k * d.part_size);
     part.end = std::min(n, part.begin + d.part_size);
-    EvaluatePart(d.view.get(), d.index, d.now, args, ctx.names, d.pod, runner, d.filter,
-                 d.new_memo.get(), ctx.nodes, &part);
+    EvaluatePart(in, &part);
   };
-  // The helpers only for a large request decided alone: when requests overlap (a burst,
-  // several schedulers) the cores are already busy, and a part waiting for a
-  // helper that another request's thread has displaced is only later.
-  if (n >= kMinNodesForHelpers && in_flight_.load(std::memory_order_relaxed) == 1) {
+  if (UseHelpers(n, in_flight_.load(std::memory_order_relaxed))) {
     workers_->Run(static_cast<int>(d.part_count), run_part);
   } else {
     for (std::size_t k = 0; k < d.part_count; ++k) run_part(static_cast<int>(k));
@@ -593,7 +379,7 @@ void Extender::EncodeFilter(Decision& d) {
   FilterResult r;
   std::vector<std::pair<std::string, int>> rejected_by;
   for (std::size_t k = 0; k < d.part_count; ++k) {
-    const Part& part = d.ctx->parts[k];
+    const RequestPart& part = d.ctx->parts[k];
     d.feasible += part.feasible;
     for (const auto& [label, count] : part.rejected_by) CountRejections(label, count, &rejected_by);
   }
@@ -640,7 +426,7 @@ void Extender::FillFilterResult(Decision& d, bool least_loaded, FilterResult* r,
   }
   if (!args.has_nodes && !least_loaded) {
     for (std::size_t k = 0; k < d.part_count; ++k) {
-      const Part& part = d.ctx->parts[k];
+      const RequestPart& part = d.ctx->parts[k];
       r->node_names_json.push_back(part.names_json);
       r->failed_json.push_back(part.failed_json);
       r->unresolvable_json.push_back(part.unresolvable_json);
@@ -655,7 +441,7 @@ void Extender::FillFilterResult(Decision& d, bool least_loaded, FilterResult* r,
   }
   r->failed.reserve(d.n - static_cast<std::size_t>(d.feasible));
   for (std::size_t k = 0; k < d.part_count; ++k) {
-    Part& part = d.ctx->parts[k];
+    RequestPart& part = d.ctx->parts[k];
     if (part.reasons_encoded) {
       // Only with whenAllRejected: least-loaded, all rejected: the texts again.
       part.reasons.clear();
@@ -694,7 +480,7 @@ void Extender::RememberPassed(Decision& d, std::size_t best) {
   if (d.PodStatus().ok()) {
     passed.reserve(static_cast<std::size_t>(d.feasible));
     for (std::size_t k = 0; k < d.part_count; ++k) {
-      const Part& part = d.ctx->parts[k];
+      const RequestPart& part = d.ctx->parts[k];
       for (std::size_t i = part.begin; i < part.end; ++i)
         if (d.new_memo->feasible[i])
           passed.push_back(d.index ? part.hashes[i - part.begin]

@@ -3,16 +3,13 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 
+#include "tidal/core/fast_text.h"
 #include "tidal/core/text.h"
 #include "tidal/kubetypes/quantity.h"
 
@@ -220,138 +217,6 @@ Status DecodeNode(od::document& doc, od::value item, std::size_t index,
 
 namespace {
 
-#if !defined(__SSE2__)
-// Whether a byte of the 8 in `w` needs escaping: below 0x20, '"' or '\\' (exact as a
-// whole, the bit tricks of "determine if a word has a byte less than n").
-bool NeedsEscape8(std::uint64_t w) {
-  constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
-  const auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHighs; };
-  const std::uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
-  return (below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'))) != 0;
-}
-#endif
-
-// Whether `text` needs no escaping (node names and reasons usually do not): 16
-// bytes at a time with SSE2, which every x86-64 has, else 8 in a word.
-#if defined(__SSE2__)
-inline bool NeedsEscape16(__m128i v) {
-  // Unsigned v <= 0x1f exactly when min(v, 0x1f) == v.
-  const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
-  const __m128i special =
-      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-  return _mm_movemask_epi8(_mm_or_si128(control, special)) != 0;
-}
-
-inline bool IsPlainJson(std::string_view text) {
-  const std::size_t n = text.size();
-  const char* p = text.data();
-  if (n >= 16) {
-    for (std::size_t i = 0; i + 16 <= n; i += 16)
-      if (NeedsEscape16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)))) return false;
-    // The last 16 bytes, overlapping the blocks before: no byte-by-byte tail.
-    return !NeedsEscape16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16)));
-  }
-  // Shorter (most node names): two overlapping words, or one padded with spaces.
-  std::uint64_t lo = 0x2020202020202020ULL, hi = lo;
-  if (n >= 8) {
-    std::memcpy(&lo, p, 8);
-    std::memcpy(&hi, p + n - 8, 8);
-  } else if (n > 0) {  // an empty view may have no data
-    std::memcpy(&lo, p, n);
-  }
-  return !NeedsEscape16(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo)));
-}
-#else
-inline bool IsPlainJson(std::string_view text) {
-  const std::size_t n = text.size();
-  const char* p = text.data();
-  std::uint64_t w;
-  if (n < 8) {
-    w = 0x2020202020202020ULL;         // spaces: plain
-    if (n > 0) std::memcpy(&w, p, n);  // an empty view may have no data
-    return !NeedsEscape8(w);
-  }
-  for (std::size_t i = 0; i + 8 <= n; i += 8) {
-    std::memcpy(&w, p + i, 8);
-    if (NeedsEscape8(w)) return false;
-  }
-  std::memcpy(&w, p + n - 8, 8);  // overlapping the words before
-  return !NeedsEscape8(w);
-}
-#endif
-
-// The escape of a byte that needs one ("\n", "\u0001"), into `p`; returns its end.
-char* WriteEscape(char* p, unsigned char c) {
-  *p++ = '\\';
-  switch (c) {
-    case '"':
-      *p++ = '"';
-      break;
-    case '\\':
-      *p++ = '\\';
-      break;
-    case '\n':
-      *p++ = 'n';
-      break;
-    case '\r':
-      *p++ = 'r';
-      break;
-    case '\t':
-      *p++ = 't';
-      break;
-    default:
-      static constexpr char kHex[] = "0123456789abcdef";
-      p = std::copy_n("u00", 3, p);
-      *p++ = kHex[c >> 4];
-      *p++ = kHex[c & 15];
-  }
-  return p;
-}
-
-bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
-
-// The size of `text` with its escapes, quotes included: the slow path.
-[[gnu::noinline, gnu::cold]] std::size_t EscapedSize(std::string_view text) {
-  std::size_t size = 2;
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    size += !NeedsEscape(c)                                                  ? 1
-            : (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t') ? 2
-                                                                             : 6;
-  }
-  return size;
-}
-
-// The size of `text` as a JSON string literal, quotes included.
-[[gnu::always_inline]] inline std::size_t JsonStringSize(std::string_view text) {
-  return IsPlainJson(text) ? text.size() + 2 : EscapedSize(text);
-}
-
-[[gnu::noinline, gnu::cold]] char* WriteEscaped(char* p, std::string_view text) {
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (NeedsEscape(c)) {
-      p = WriteEscape(p, c);
-    } else {
-      *p++ = ch;
-    }
-  }
-  return p;
-}
-
-// Writes `text` as a JSON string literal of `size` bytes (JsonStringSize) at `p`.
-[[gnu::always_inline]] inline char* WriteJsonString(char* p, std::string_view text,
-                                                    std::size_t size) {
-  *p++ = '"';
-  if (size == text.size() + 2) [[likely]] {
-    p = CopyText(p, text);
-  } else {
-    p = WriteEscaped(p, text);
-  }
-  *p++ = '"';
-  return p;
-}
-
 template <std::size_t N>
 char* WriteLiteral(char* p, const char (&text)[N]) {
   std::memcpy(p, text, N - 1);
@@ -359,47 +224,6 @@ char* WriteLiteral(char* p, const char (&text)[N]) {
 }
 
 }  // namespace
-
-void AppendJsonString(std::string_view text, std::string* out) {
-  const std::size_t size = JsonStringSize(text);
-  const std::size_t at = out->size();
-  out->resize(at + size);
-  WriteJsonString(out->data() + at, text, size);
-}
-
-void AppendJsonListItem(std::string_view text, std::string* run) {
-  const std::size_t size = JsonStringSize(text);
-  const std::size_t at = run->size();
-  const std::size_t comma = at == 0 ? 0 : 1;
-  run->resize(at + comma + size);
-  char* p = run->data() + at;
-  if (comma) *p++ = ',';
-  WriteJsonString(p, text, size);
-}
-
-std::size_t OpenJsonMember(std::string_view key, std::string* run) {
-  const std::size_t key_size = JsonStringSize(key);
-  const std::size_t at = run->size();
-  const std::size_t comma = at == 0 ? 0 : 1;
-  run->resize(at + comma + key_size + 2);
-  char* p = run->data() + at;
-  if (comma) *p++ = ',';
-  p = WriteJsonString(p, key, key_size);
-  *p++ = ':';
-  *p = '"';
-  return run->size();
-}
-
-void CloseJsonMember(std::size_t value_at, std::string* run) {
-  const std::string_view value = std::string_view(*run).substr(value_at);
-  if (IsPlainJson(value)) {
-    run->push_back('"');
-    return;
-  }
-  const std::string raw(value);
-  run->resize(value_at - 1);  // back to before the opening quote
-  AppendJsonString(raw, run);
-}
 
 namespace {
 // The end of a JSON string's contents that start at `p` (just past the opening

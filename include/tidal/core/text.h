@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tidal/core/fast_text.h"
+
 namespace tidal {
 
 // Quotes user text for an error message: escaped (quotes, backslashes, control
@@ -38,45 +40,6 @@ double RoundSignificant(double v, int digits);
 
 // ASCII letters compared without case (Go's JSON keys, "True" in annotations).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
-
-// Equal bytes, compared without a call for up to 16 bytes (most node names).
-inline bool SameBytes(std::string_view a, std::string_view b) {
-  const std::size_t n = a.size();
-  if (n != b.size()) return false;
-  if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
-  const auto same = [&](std::size_t at, auto word) {
-    std::memcpy(&word, a.data() + at, sizeof word);
-    decltype(word) other;
-    std::memcpy(&other, b.data() + at, sizeof other);
-    return word == other;
-  };
-  if (n >= 8) return same(0, std::uint64_t{}) && same(n - 8, std::uint64_t{});
-  if (n >= 4) return same(0, std::uint32_t{}) && same(n - 4, std::uint32_t{});
-  for (std::size_t i = 0; i < n; ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
-// Copies `text` to `p` and returns its end: up to 16 bytes (most node names) in
-// overlapping words rather than a call to memcpy.
-inline char* CopyText(char* p, std::string_view text) {
-  const std::size_t n = text.size();
-  const char* s = text.data();
-  const auto copy = [&](auto word) {
-    std::memcpy(&word, s, sizeof word);
-    std::memcpy(p, &word, sizeof word);
-    std::memcpy(&word, s + n - sizeof word, sizeof word);
-    std::memcpy(p + n - sizeof word, &word, sizeof word);
-  };
-  if (n >= 8 && n <= 16) {
-    copy(std::uint64_t{});
-  } else if (n >= 4 && n < 8) {
-    copy(std::uint32_t{});
-  } else if (n != 0) {  // an empty view may have no data
-    std::memcpy(p, s, n);
-  }
-  return p + n;
-}
 
 // A list of strings in one buffer: thousands of node names cost two allocations
 // (kept when cleared) and are appended without a per-string resize. Copies stay

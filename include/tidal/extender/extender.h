@@ -24,6 +24,9 @@
 
 namespace tidal::extender {
 
+// The fast path's own types (src/extender/fastpath/).
+struct FilterMemo;
+
 // The extender's own series (docs/extender.md lists them).
 struct ExtenderMetrics {
   Family<AtomicDouble> requests{
@@ -88,7 +91,7 @@ class Extender {
   }
   // Throws InputError on bad plugin args (start-up).
   // `parallelism`: threads that work on one request (the caller and
-  // parallelism - 1 helpers), for requests of kMinNodesForHelpers nodes or more.
+  // parallelism - 1 helpers), for large requests (src/extender/fastpath/parts.h).
   Extender(PolicyConfig config, const ViewStore& store, const Clock& clock,
            std::shared_ptr<spdlog::logger> log, ExtenderMetrics* metrics, int parallelism = 1);
   ~Extender();
@@ -146,30 +149,6 @@ class Extender {
 
  private:
   struct Context;  // per-request working storage, pooled
-  struct Part;     // a slice of a request's candidates
-  struct FilterMemo;
-  // Parts are no smaller: below that a thread's hand-off costs more than it saves.
-  static constexpr std::size_t kMinNodesPerPart = 512;
-  // The helpers work on requests of at least this many nodes. Waking a sleeping
-  // helper is a futex wake and, on a VM, an IPI to a halted vCPU: for a smaller
-  // request (~70 µs alone at 1 000 nodes) it saves nothing, and while the core
-  // it lands on is busy (the refresher every few seconds) the woken helper and
-  // the request's own thread queue on the other one. At 1 000 nodes that took the
-  // p99 of a one-connection load from 0.3 to 0.9–1.6 ms.
-  static constexpr std::size_t kMinNodesForHelpers = 2048;
-  // A filter body from this size on (about 2 000 names) wakes the helpers before
-  // it is decoded.
-  static constexpr std::size_t kPrepareBytes = 32 << 10;
-  // Resolves, evaluates and (filter) writes the rejections of part->[begin, end).
-  void EvaluatePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
-                    const ExtenderArgs& args, std::span<const std::string_view> names,
-                    const PodDemand& pod, const Runner& runner, bool filter, FilterMemo* memo,
-                    std::vector<const NodeState*>& nodes, Part* part) const;
-  void ResolvePart(const ClusterView* view, const NodeIndex* index, TimeMs now,
-                   const ExtenderArgs& args, std::span<const std::string_view> names,
-                   std::vector<const NodeState*>& nodes, Part* part) const;
-  void WritePartVerdicts(const ExtenderArgs& args, std::span<const std::string_view> names,
-                         FilterMemo* memo, Part* part) const;
   std::unique_ptr<Context> Acquire();
   void Release(std::unique_ptr<Context> c);
   // A verb's instruments, looked up once: With() takes a lock and builds label

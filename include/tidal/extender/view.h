@@ -54,44 +54,8 @@ using NodeMap = std::unordered_map<std::string, NodeState>;
 // a view's overlay tiers share their nodes with the previous view's.
 using ReservedMap = std::unordered_map<std::string, std::shared_ptr<const NodeState>>;
 
-// Nodes by name for the request path: open addressing over one of a view's
-// maps, built once when the view publishes a new one (the reserved nodes have
-// an index of their own, looked up first, so a bind does not re-index the rest). A request at 5 000
-// candidates hashes each name once and reads one slot, where the maps cost a
-// std::string per key, a modulo and a walk through scattered list nodes. A slot
-// also holds the name's bytes (in one buffer) and what the request checks
-// before deciding (are the node's metrics fresh?): at 5 000 nodes each of those,
-// read through the node, is a cache miss.
-class NodeIndex {
- public:
-  static constexpr TimeMs kNoMetrics = std::numeric_limits<TimeMs>::min();
-  struct Entry {
-    std::uint64_t hash = 0;
-    const NodeState* node = nullptr;           // null: an empty slot
-    TimeMs sample_ms = 0;                      // node->sample_time_ms; kNoMetrics: !metrics_known
-    std::uint32_t name_at = 0, name_size = 0;  // in names_
-  };
-  explicit NodeIndex(std::shared_ptr<const NodeMap> nodes);
-  explicit NodeIndex(std::shared_ptr<const ReservedMap> reserved);
-  const NodeState* Find(std::string_view name) const {
-    const Entry* e = Lookup(name, Hash(name));
-    return e ? e->node : nullptr;
-  }
-  // For many names: hash them all, Prefetch a few ahead, then Lookup.
-  static std::uint64_t Hash(std::string_view name);
-  void Prefetch(std::uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
-  const Entry* Lookup(std::string_view name, std::uint64_t hash) const;
-  // Whether it was built from this map (a copied view may have been given another).
-  bool Indexes(const void* map) const { return map == map_.get(); }
-
- private:
-  void Reserve(std::size_t n);
-  void Insert(const std::string& name, const NodeState& node);
-  std::shared_ptr<const void> map_;  // keeps the pointees alive
-  std::vector<Entry> slots_;
-  std::string names_;
-  std::uint64_t mask_ = 0;
-};
+// Nodes by name for the request path (extender/fastpath/node_index.h).
+class NodeIndex;
 
 struct ClusterView {
   std::uint64_t generation = 0;
@@ -114,27 +78,9 @@ struct ClusterView {
   std::shared_ptr<const NodeIndex> index, reserved_index, recent_index;
 
   // Whether every map is indexed (a published view always is).
-  bool Indexed() const {
-    return index && index->Indexes(nodes.get()) && reserved_index &&
-           reserved_index->Indexes(reserved.get()) && recent_index &&
-           recent_index->Indexes(recent.get());
-  }
-  // The entry of `name` (hashed with NodeIndex::Hash), recent and reserved
-  // first, null when unknown. Only while Indexed().
-  const NodeIndex::Entry* Lookup(std::string_view name, std::uint64_t hash) const {
-    if (!recent->empty())
-      if (const NodeIndex::Entry* e = recent_index->Lookup(name, hash)) return e;
-    if (!reserved->empty())
-      if (const NodeIndex::Entry* e = reserved_index->Lookup(name, hash)) return e;
-    return index->Lookup(name, hash);
-  }
-  const NodeState* Find(std::string_view name) const {
-    if (Indexed()) {
-      const NodeIndex::Entry* e = Lookup(name, NodeIndex::Hash(name));
-      return e ? e->node : nullptr;
-    }
-    return FindInMaps(std::string(name));
-  }
+  bool Indexed() const;
+  // The node named `name`, recent and reserved first; null when unknown.
+  const NodeState* Find(std::string_view name) const;
   const NodeState* FindInMaps(const std::string& name) const {
     for (const ReservedMap* tier : {recent.get(), reserved.get()}) {
       if (tier->empty()) continue;
@@ -166,30 +112,7 @@ class ViewStore {
   }
   // Indexes what the view changed first (outside the lock): each map only when
   // it is new (a bind changes the small recent tier alone).
-  void Publish(std::shared_ptr<const ClusterView> v) {
-    if (!v->Indexed()) {
-      auto indexed = std::make_shared<ClusterView>(*v);
-      const auto stale = [](const auto& index, const auto& map) {
-        return !index || !index->Indexes(map.get());
-      };
-      if (stale(v->index, v->nodes)) indexed->index = std::make_shared<const NodeIndex>(v->nodes);
-      if (stale(v->reserved_index, v->reserved))
-        indexed->reserved_index = std::make_shared<const NodeIndex>(v->reserved);
-      if (stale(v->recent_index, v->recent))
-        indexed->recent_index = std::make_shared<const NodeIndex>(v->recent);
-      v = std::move(indexed);
-    }
-    std::lock_guard<std::mutex> publish(publish_mu_);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      view_.swap(v);
-    }
-    // The view just replaced may still be in a request's hands, and whoever drops
-    // the last reference frees it (a 1 000-node view takes milliseconds): keep it
-    // until the next publish, so that it is freed here, by the publisher, not by a
-    // request that happened to be reading it.
-    retired_.swap(v);
-  }
+  void Publish(std::shared_ptr<const ClusterView> v);
 
  private:
   mutable std::mutex mu_;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tidal/core/fast_text.h"
 #include "tidal/core/status.h"
 #include "tidal/core/text.h"
 #include "tidal/core/types.h"
@@ -79,17 +80,6 @@ struct FilterResult {
   std::string error;
 };
 void EncodeFilterResult(const FilterResult& r, std::string* out);
-// Appends `text` as a JSON string to a comma-separated run (the comma first
-// unless the run is empty).
-void AppendJsonListItem(std::string_view text, std::string* run);
-// Appends the member "key":"value" to a comma-separated run, its value written in
-// place where it is formatted: OpenJsonMember appends `"key":"` (after a comma
-// unless the run is empty) and returns where the value starts; the caller appends
-// the value's text as it is; CloseJsonMember escapes that text if it needs it and
-// closes the string.
-std::size_t OpenJsonMember(std::string_view key, std::string* run);
-void CloseJsonMember(std::size_t value_at, std::string* run);
-
 struct HostPriority {
   std::string_view host;
   std::int64_t score = 0;  // 0..10
@@ -114,8 +104,5 @@ void EncodeNamesArgs(std::string_view pod_json, std::span<const std::string_view
 
 // `text` without the JSON whitespace (space, tab, CR, LF) at its end.
 std::string_view TrimJsonSpaceRight(std::string_view text);
-
-// Appends `text` as a JSON string literal.
-void AppendJsonString(std::string_view text, std::string* out);
 
 }  // namespace tidal::extender

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tidal/core/fast_text.h"
 #include "tidal/kubetypes/quantity.h"
 #include "tidal/policy/yaml_util.h"
 
@@ -311,20 +312,18 @@ void NoCliqueReason(const Status::Arg* a, std::string* out) {
 // "{} of {} GPUs have {} free (largest free {}), pod needs {}", assembled on the
 // stack: the extender formats it for every node rejected this way.
 void TooLittleMemoryReason(const Status::Arg* a, std::string* out) {
-  char buf[5 * 24 + 2 * kMaxBytesText + 64];
-  char* p = buf;
-  const auto text = [&](std::string_view t) { p = std::copy_n(t.data(), t.size(), p); };
-  const auto number = [&](std::int64_t v) { p = std::to_chars(p, p + 24, v).ptr; };
-  number(a[0].i);
-  text(" of ");
-  number(a[1].i);
-  text(" GPUs have ");
-  p = WriteBytes(p, a[2].i);
-  text(" free (largest free ");
-  p = WriteBytes(p, a[3].i);
-  text("), pod needs ");
-  number(a[4].i);
-  out->append(buf, p);
+  const auto bytes = [](std::int64_t v) { return [v](char* p) { return WriteBytes(p, v); }; };
+  StackMessage()
+      .Integer(a[0].i)
+      .Text(" of ")
+      .Integer(a[1].i)
+      .Text(" GPUs have ")
+      .Written(kMaxBytesText, bytes(a[2].i))
+      .Text(" free (largest free ")
+      .Written(kMaxBytesText, bytes(a[3].i))
+      .Text("), pod needs ")
+      .Integer(a[4].i)
+      .AppendTo(out);
 }
 
 // The tightest single fit, lowest index on ties.
