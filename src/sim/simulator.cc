@@ -118,6 +118,18 @@ struct NodeMemoryStats {
   }
 };
 
+// GPU `g` of a node as its spec and the replicas held on it (`held`) show it.
+Gpu GpuOf(const NodeSpec& s, int g, int held) {
+  Gpu gpu;
+  gpu.index = g;
+  gpu.model = s.gpu_model;
+  gpu.memory_total = s.gpu_memory;
+  gpu.free_slots = std::max(0, s.replicas_per_gpu - held);
+  for (int h = 0; h < s.gpu_count; ++h)
+    if (s.links[g][h] > 0) gpu.nvlink_peers.push_back({h, s.links[g][h]});
+  return gpu;
+}
+
 // What the agent measured on one node at one instant; the pipeline passes it on.
 struct NodeSample {
   bool present = false;
@@ -387,10 +399,9 @@ class Simulation {
     Requeue(id);
   }
 
-  // One round of the rebalancer on what Prometheus holds (the scraped samples),
-  // with the extender's policy for targets.
-  void Rebalance() {
-    const TimeMs now = engine_.now();
+  // What Prometheus holds of every node now (the scraped samples), as the
+  // rebalancer fetches it.
+  MetricsSnapshot ScrapedSnapshot(TimeMs now) const {
     MetricsSnapshot snap;
     snap.fetched_at_ms = now;
     for (std::size_t n = 0; n < nodes().size(); ++n) {
@@ -400,15 +411,9 @@ class Simulation {
       const std::vector<int> held = HeldAsNamed(n);  // as the rebalancer's pod list says
       NodeMetrics m;
       for (int g = 0; g < s.gpu_count; ++g) {
-        Gpu gpu;
-        gpu.index = g;
-        gpu.model = s.gpu_model;
-        gpu.memory_total = s.gpu_memory;
+        Gpu gpu = GpuOf(s, g, held[g]);
         gpu.memory_used = smp.used[g];
         gpu.nvlink_utilization = smp.nvlink_util[g];
-        gpu.free_slots = std::max(0, s.replicas_per_gpu - held[g]);
-        for (int h = 0; h < s.gpu_count; ++h)
-          if (s.links[g][h] > 0) gpu.nvlink_peers.push_back({h, s.links[g][h]});
         m.gpus.push_back(std::move(gpu));
       }
       m.storage_await_ms = smp.await_ms;
@@ -416,7 +421,44 @@ class Simulation {
       m.sample_time_ms = smp.at;
       snap.nodes[s.name] = std::move(m);
     }
-    history_.push_back(std::move(snap));
+    return snap;
+  }
+
+  // A running task as the rebalancer's pod list shows it: its annotations say
+  // what the workload declares, never the task's drawn duration or IO share.
+  static rebalance::PodInfo RebalancePod(const Task& t, const std::string& node) {
+    rebalance::PodInfo p;
+    p.demand = t.pod;
+    auto& annotations = p.demand.annotations;
+    if (t.cls->migratable) annotations[std::string(rebalance::kMigratableAnnotation)] = "true";
+    if (t.cls->checkpoint_ms)
+      annotations[std::string(rebalance::kCheckpointIntervalAnnotation)] =
+          std::to_string(*t.cls->checkpoint_ms) + "ms";
+    annotations[std::string(rebalance::kStartupAnnotation)] =
+        std::to_string(t.cls->startup_ms) + "ms";
+    if (t.cls->expected_duration_ms)
+      annotations[std::string(rebalance::kExpectedDurationAnnotation)] =
+          std::to_string(*t.cls->expected_duration_ms) + "ms";
+    if (t.cls->declared_io_share)
+      annotations[std::string(rebalance::kIoShareAnnotation)] =
+          fmt::format("{}", *t.cls->declared_io_share);
+    GpuSet named;  // a time-sliced pod may hold two replicas of one GPU
+    for (int g : NamedOrGiven(t)) named.Add(g);
+    std::string gpus;
+    for (int g : named.Indices()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    annotations[std::string(rebalance::kGpusAnnotation)] = gpus;
+    p.node = node;
+    p.phase = "Running";
+    p.owner = "Job/" + t.pod.name;
+    p.started_ms = t.started_ms;
+    return p;
+  }
+
+  // One round of the rebalancer on what Prometheus holds (the scraped samples),
+  // with the extender's policy for targets.
+  void Rebalance() {
+    const TimeMs now = engine_.now();
+    history_.push_back(ScrapedSnapshot(now));
     const auto& cfg = policy_.rebalance_config;
     while (!history_.empty() && history_.front().fetched_at_ms < now - cfg.sustain_ms)
       history_.pop_front();
@@ -433,34 +475,8 @@ class Simulation {
     std::vector<int> ids;
     for (const auto& n : nodes())
       for (int id : n.tasks) {
-        const Task& t = tasks_[id];
-        if (t.cls->gpus <= 0) continue;
-        rebalance::PodInfo p;
-        p.demand = t.pod;
-        if (t.cls->migratable)
-          p.demand.annotations[std::string(rebalance::kMigratableAnnotation)] = "true";
-        if (t.cls->checkpoint_ms)
-          p.demand.annotations[std::string(rebalance::kCheckpointIntervalAnnotation)] =
-              std::to_string(*t.cls->checkpoint_ms) + "ms";
-        p.demand.annotations[std::string(rebalance::kStartupAnnotation)] =
-            std::to_string(t.cls->startup_ms) + "ms";
-        // What the workload declares, never the task's drawn duration or IO share.
-        if (t.cls->expected_duration_ms)
-          p.demand.annotations[std::string(rebalance::kExpectedDurationAnnotation)] =
-              std::to_string(*t.cls->expected_duration_ms) + "ms";
-        if (t.cls->declared_io_share)
-          p.demand.annotations[std::string(rebalance::kIoShareAnnotation)] =
-              fmt::format("{}", *t.cls->declared_io_share);
-        GpuSet named;  // a time-sliced pod may hold two replicas of one GPU
-        for (int g : NamedOrGiven(t)) named.Add(g);
-        std::string gpus;
-        for (int g : named.Indices()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-        p.demand.annotations[std::string(rebalance::kGpusAnnotation)] = gpus;
-        p.node = n.spec->name;
-        p.phase = "Running";
-        p.owner = "Job/" + t.pod.name;
-        p.started_ms = t.started_ms;
-        in.pods.push_back(std::move(p));
+        if (tasks_[id].cls->gpus <= 0) continue;
+        in.pods.push_back(RebalancePod(tasks_[id], n.spec->name));
         ids.push_back(id);
       }
     in.moved_at_ms = moved_at_;
@@ -525,16 +541,7 @@ class Simulation {
       v.cpu_milli_requested += tasks_[id].cls->cpu_milli;
       v.memory_requested += tasks_[id].cls->memory_request;
     }
-    for (int g = 0; g < s.gpu_count; ++g) {
-      Gpu gpu;
-      gpu.index = g;
-      gpu.model = s.gpu_model;
-      gpu.memory_total = s.gpu_memory;
-      gpu.free_slots = std::max(0, s.replicas_per_gpu - held[g]);
-      for (int h = 0; h < s.gpu_count; ++h)
-        if (s.links[g][h] > 0) gpu.nvlink_peers.push_back({h, s.links[g][h]});
-      v.gpus.push_back(std::move(gpu));
-    }
+    for (int g = 0; g < s.gpu_count; ++g) v.gpus.push_back(GpuOf(s, g, held[g]));
     if (policy_.kind == PolicyKind::kLoadAware) {
       const NodeSample& c = cache_[n];
       v.metrics_known = c.present;
