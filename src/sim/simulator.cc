@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "sim/device_plugin.h"
+#include "sim/metrics_pipeline.h"
 #include "sim/model.h"
 #include "sim/scheduling.h"
 #include "tidal/core/status.h"
@@ -130,16 +131,6 @@ Gpu GpuOf(const NodeSpec& s, int g, int held) {
   return gpu;
 }
 
-// What the agent measured on one node at one instant; the pipeline passes it on.
-struct NodeSample {
-  bool present = false;
-  TimeMs at = 0;
-  std::vector<Bytes> used;
-  std::vector<double> nvlink_util;
-  double await_ms = 0;
-  double competition = 0;
-};
-
 class Simulation {
  public:
   Simulation(const ClusterSpec& cluster, const WorkloadSpec& workload, const PolicySpec& policy,
@@ -151,11 +142,9 @@ class Simulation {
                                  policy.tidal.reservations.ttl_ms,
                                  policy.tidal.reservations.claims}),
         model_(cluster, tasks_, options.pcie_nvlink_slowdown),
+        metrics_(model_, tasks_, policy.tidal.nvlink),
         scheduler_(policy.tidal, policy.kind == PolicyKind::kBestFit,
                    UsesExtender(policy.kind) ? &policy.tidal : nullptr, policy.extender_weight) {
-    agent_.resize(nodes().size());
-    scraped_.resize(nodes().size());
-    cache_.resize(nodes().size());
     memory_stats_.resize(nodes().size());
     MakeTasks(workload);
     BuildRunners();
@@ -166,9 +155,9 @@ class Simulation {
     // holds a sample of the initial state at t = 0 (without it, pods arriving in
     // the first seconds meet nodes without metrics, judged by GPU counts alone).
     if (opt_.warm_metrics) {
-      AgentSample();
-      scraped_ = agent_;
-      cache_ = scraped_;
+      metrics_.Sample(engine_.now());
+      metrics_.Scrape();
+      metrics_.Refresh();
       ObserveForecast();
     }
     for (const Task& t : tasks_) {
@@ -177,10 +166,10 @@ class Simulation {
     }
     // The metrics pipeline: agent, then scrape, then the extender's cache, each on
     // its own period; the phases make the worst-case lag their sum.
-    Every(0, opt_.agent_interval_ms, [this] { AgentSample(); });
-    Every(opt_.scrape_interval_ms / 3, opt_.scrape_interval_ms, [this] { scraped_ = agent_; });
+    Every(0, opt_.agent_interval_ms, [this] { metrics_.Sample(engine_.now()); });
+    Every(opt_.scrape_interval_ms / 3, opt_.scrape_interval_ms, [this] { metrics_.Scrape(); });
     Every(opt_.cache_ttl_ms / 2, opt_.cache_ttl_ms, [this] {
-      cache_ = scraped_;
+      metrics_.Refresh();
       ObserveForecast();
     });
     Every(0, opt_.tick_ms, [this] { Tick(); });
@@ -262,7 +251,7 @@ class Simulation {
   void ObserveForecast() {
     if (!forecaster_) return;
     for (std::size_t n = 0; n < nodes().size(); ++n) {
-      const NodeSample& c = cache_[n];
+      const NodeSample& c = metrics_.cache()[n];
       if (!c.present) continue;
       NodeState v;
       const NodeSpec& s = *nodes()[n].spec;
@@ -305,28 +294,6 @@ class Simulation {
       cycle_requested_ = false;
       ScheduleCycle();
     });
-  }
-
-  void AgentSample() {
-    const TimeMs now = engine_.now();
-    for (std::size_t n = 0; n < nodes().size(); ++n) {
-      NodeSample s;
-      s.present = true;
-      s.at = now;
-      s.used = model_.UsedMemory(n, now);
-      s.nvlink_util = nodes()[n].nvlink_util;
-      s.await_ms = nodes()[n].await_ms;
-      s.competition = TrueCompetition(n);
-      agent_[n] = std::move(s);
-    }
-  }
-
-  double TrueCompetition(std::size_t n) const {
-    int pods = 0;
-    for (int id : nodes()[n].tasks)
-      pods += PodUsesNvlink(policy_.tidal.nvlink, tasks_[id].pod) ? 1 : 0;
-    return NvlinkCompetitionIndex(pods, nodes()[n].spec->gpu_count,
-                                  policy_.tidal.nvlink.slots_per_gpu);
   }
 
   // The runtime model, one step, node by node: progress (finished tasks
@@ -405,7 +372,7 @@ class Simulation {
     MetricsSnapshot snap;
     snap.fetched_at_ms = now;
     for (std::size_t n = 0; n < nodes().size(); ++n) {
-      const NodeSample& smp = scraped_[n];
+      const NodeSample& smp = metrics_.scraped()[n];
       if (!smp.present) continue;
       const NodeSpec& s = *nodes()[n].spec;
       const std::vector<int> held = HeldAsNamed(n);  // as the rebalancer's pod list says
@@ -543,7 +510,7 @@ class Simulation {
     }
     for (int g = 0; g < s.gpu_count; ++g) v.gpus.push_back(GpuOf(s, g, held[g]));
     if (policy_.kind == PolicyKind::kLoadAware) {
-      const NodeSample& c = cache_[n];
+      const NodeSample& c = metrics_.cache()[n];
       v.metrics_known = c.present;
       if (c.present) {
         for (int g = 0; g < s.gpu_count; ++g) {
@@ -573,7 +540,7 @@ class Simulation {
         v.gpus[g].nvlink_utilization = rt.nvlink_util[g];
       }
       v.storage_await_ms = rt.await_ms;
-      v.nvlink_competition = TrueCompetition(n);
+      v.nvlink_competition = metrics_.Competition(n);
       v.sample_time_ms = now;
       v.Finalize();
     } else {
@@ -587,7 +554,8 @@ class Simulation {
     if (policy_.kind == PolicyKind::kLoadAware && policy_.reservations) {
       std::map<std::string, TimeMs> sample_times;
       for (std::size_t n = 0; n < nodes().size(); ++n)
-        if (cache_[n].present) sample_times[nodes()[n].spec->name] = cache_[n].at;
+        if (metrics_.cache()[n].present)
+          sample_times[nodes()[n].spec->name] = metrics_.cache()[n].at;
       book_.Expire(now, sample_times);
     }
     std::vector<int> queue;
@@ -737,8 +705,8 @@ class Simulation {
   ReservationBook book_;
   std::vector<Task> tasks_;
   RuntimeModel model_;
+  MetricsPipeline metrics_;
   std::vector<NodeMemoryStats> memory_stats_;
-  std::vector<NodeSample> agent_, scraped_, cache_;
   KubeScheduler scheduler_;
   std::unique_ptr<LoadForecaster> forecaster_;
   std::unique_ptr<MemoryLearner> learner_;
