@@ -11,8 +11,8 @@
 #include "sim/metrics_pipeline.h"
 #include "sim/model.h"
 #include "sim/scheduling.h"
+#include "sim/statistics.h"
 #include "tidal/core/status.h"
-#include "tidal/metrics/golden.h"
 #include "tidal/policy/cycle.h"
 #include "tidal/policy/forecast.h"
 #include "tidal/policy/memory_learner.h"
@@ -98,27 +98,6 @@ PolicySpec MakePolicy(const std::string& name, const PolicyConfig& tidal) {
 
 namespace {
 
-// Per node, its true GPU-memory utilisation over the run (statistics): the
-// LSCS window, the mean and the peak.
-struct NodeMemoryStats {
-  std::deque<double> window;
-  double sum = 0;
-  int samples = 0;
-  double peak = 0;
-
-  // Adds a sample; returns the average over the last `size` samples.
-  double Add(double u, std::size_t size) {
-    window.push_back(u);
-    sum += u;
-    ++samples;
-    peak = std::max(peak, u);
-    while (window.size() > size) window.pop_front();
-    double avg = 0;
-    for (double v : window) avg += v;
-    return avg / static_cast<double>(window.size());
-  }
-};
-
 // GPU `g` of a node as its spec and the replicas held on it (`held`) show it.
 Gpu GpuOf(const NodeSpec& s, int g, int held) {
   Gpu gpu;
@@ -143,9 +122,10 @@ class Simulation {
                                  policy.tidal.reservations.claims}),
         model_(cluster, tasks_, options.pcie_nvlink_slowdown),
         metrics_(model_, tasks_, policy.tidal.nvlink),
+        stats_(model_, static_cast<std::size_t>(std::max<TimeMs>(
+                           1, options.lscs_window_ms / options.stats_interval_ms))),
         scheduler_(policy.tidal, policy.kind == PolicyKind::kBestFit,
                    UsesExtender(policy.kind) ? &policy.tidal : nullptr, policy.extender_weight) {
-    memory_stats_.resize(nodes().size());
     MakeTasks(workload);
     BuildRunners();
   }
@@ -307,7 +287,7 @@ class Simulation {
         for (;;) {
           double usage = 0;
           const int victim = model_.OomVictim(n, g, now, &usage);
-          max_overcommit_ = std::max(max_overcommit_, usage);
+          stats_.ObserveGpuUsage(usage);
           if (victim < 0) break;
           OomKill(victim);
         }
@@ -463,29 +443,12 @@ class Simulation {
   }
 
   void Stats() {
-    const TimeMs now = engine_.now();
-    TimePoint p;
-    p.t_s = static_cast<double>(now) / 1000.0;
-    std::vector<double> averages;
-    for (std::size_t n = 0; n < nodes().size(); ++n) {
-      const NodeRt& node = nodes()[n];
-      const auto used = model_.UsedMemory(n, now);
-      Bytes sum = 0;
-      for (Bytes b : used) sum += b;
-      const double cap = static_cast<double>(node.spec->gpu_memory) * node.spec->gpu_count;
-      const double u = cap > 0 ? static_cast<double>(sum) / cap : 0;
-      p.node_memory.push_back(u);
-      const std::size_t window = static_cast<std::size_t>(
-          std::max<TimeMs>(1, opt_.lscs_window_ms / opt_.stats_interval_ms));
-      averages.push_back(memory_stats_[n].Add(u, window));
-      nvlink_variance_max_ = std::max(nvlink_variance_max_, NvlinkVariance(node.nvlink_util));
-    }
-    p.lscs = Lscs(averages);
+    int pending = 0, running = 0;
     for (const Task& t : tasks_) {
-      p.pending += t.state == Task::State::kPending ? 1 : 0;
-      p.running += t.state == Task::State::kRunning ? 1 : 0;
+      pending += t.state == Task::State::kPending ? 1 : 0;
+      running += t.state == Task::State::kRunning ? 1 : 0;
     }
-    series_.push_back(std::move(p));
+    stats_.Sample(engine_.now(), pending, running);
   }
 
   // ---- scheduling ----
@@ -631,8 +594,7 @@ class Simulation {
     model_.Place(t);
     const NodeRt& rt = nodes()[node];
     ++starts_per_node_[rt.spec->name];
-    for (int g : gpus)
-      max_pods_per_gpu_ = std::max(max_pods_per_gpu_, static_cast<int>(rt.tenants[g].size()));
+    for (int g : gpus) stats_.ObservePodsPerGpu(static_cast<int>(rt.tenants[g].size()));
     if (policy_.kind == PolicyKind::kLoadAware && policy_.reservations) {
       Reservation r;
       r.pod = t.pod.Key();
@@ -664,37 +626,14 @@ class Simulation {
       r.running_at_end += t.state == Task::State::kRunning ? 1 : 0;
     }
     if (!AllDone()) r.makespan_s = static_cast<double>(engine_.now()) / 1000.0;
-    r.nvlink_variance_max = nvlink_variance_max_;
-    r.max_gpu_overcommit = max_overcommit_;
-    r.max_pods_per_gpu = max_pods_per_gpu_;
-    for (std::size_t k = 0; k < nodes().size(); ++k) {
-      const std::string& name = nodes()[k].spec->name;
-      const NodeMemoryStats& m = memory_stats_[k];
+    for (const auto& n : nodes()) {
+      const std::string& name = n.spec->name;
       r.nodes.push_back(name);
       r.starts_per_node[name] = starts_per_node_.count(name) ? starts_per_node_.at(name) : 0;
-      r.gpu_mem_util_peak[name] = m.peak;
-      r.gpu_mem_util_mean[name] = m.samples ? m.sum / m.samples : 0;
     }
-    // Steady state: from the end of the burst while work is still queued.
-    double busy_end = static_cast<double>(last_arrival_ms_) / 1000.0;
-    for (const auto& p : series_) {
-      r.lscs_max = std::max(r.lscs_max, p.lscs);
-      if (p.pending > 0) busy_end = std::max(busy_end, p.t_s);
-    }
-    const double burst_end = static_cast<double>(last_arrival_ms_) / 1000.0;
-    double settle_at = -1;
-    for (const auto& p : series_) {
-      if (p.t_s < burst_end || p.t_s > busy_end) continue;
-      if (p.lscs <= kLscsHealthy) {
-        if (settle_at < 0) settle_at = p.t_s;
-      } else {
-        settle_at = -1;
-      }
-    }
-    r.lscs_settle_s = settle_at < 0 ? -1 : settle_at - burst_end;
+    stats_.Fill(last_arrival_ms_, &r);
     r.tasks_per_hour = r.makespan_s > 0 ? r.completed / (r.makespan_s / 3600.0) : 0;
     r.events = engine_.events_run();
-    r.series = std::move(series_);
     return r;
   }
 
@@ -706,22 +645,20 @@ class Simulation {
   std::vector<Task> tasks_;
   RuntimeModel model_;
   MetricsPipeline metrics_;
-  std::vector<NodeMemoryStats> memory_stats_;
+  RunStatistics stats_;
   KubeScheduler scheduler_;
   std::unique_ptr<LoadForecaster> forecaster_;
   std::unique_ptr<MemoryLearner> learner_;
   bool cycle_requested_ = false;
-  int done_ = 0, oom_kills_ = 0, starts_ = 0, max_pods_per_gpu_ = 0, evictions_ = 0;
+  int done_ = 0, oom_kills_ = 0, starts_ = 0, evictions_ = 0;
   double work_lost_s_ = 0;
   std::deque<MetricsSnapshot> history_;     // the rebalancer's metrics history
   std::map<std::string, TimeMs> moved_at_;  // the rebalancer's moves, for its cooldown
   std::vector<PolicyResult::MoveRecord> moves_;
   std::map<std::string, int> starts_per_node_;
   TimeMs last_arrival_ms_ = 0;
-  double nvlink_variance_max_ = 0, max_overcommit_ = 0;
   std::vector<double> waits_, jcts_;
   std::vector<std::unique_ptr<std::function<void()>>> loops_;
-  std::vector<TimePoint> series_;
 };
 
 }  // namespace
