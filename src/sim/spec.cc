@@ -136,6 +136,51 @@ std::vector<std::vector<int>> Topology(const YAML::Node& t, int gpus, const std:
   return links;
 }
 
+// gpu: {model, memory, count, replicas}; the count clamped to what a node may have.
+void ReadGpus(const YAML::Node& g, const std::string& gp, NodeSpec* base, ConfigErrors& errors) {
+  if (IsMap(g, gp, errors)) {
+    CheckKeys(g, gp, {"model", "memory", "count", "replicas"}, errors);
+    ReadString(g, gp, "model", &base->gpu_model, errors);
+    ReadBytes(g, gp, "memory", &base->gpu_memory, errors);
+    ReadInt(g, gp, "count", &base->gpu_count, errors);
+    ReadInt(g, gp, "replicas", &base->replicas_per_gpu, errors);
+    if (base->gpu_count < 0 || base->gpu_count > kMaxGpusPerNode)
+      errors.Add(Join(gp, "count"), "must be in [0, 64]");
+    if (base->replicas_per_gpu < 1 || base->replicas_per_gpu > 16)
+      errors.Add(Join(gp, "replicas"), "must be in [1, 16]");
+  }
+  base->gpu_count = std::clamp(base->gpu_count, 0, kMaxGpusPerNode);
+}
+
+// topology: the links between the node's GPUs, and the NVLink jobs each serves.
+void ReadTopology(const YAML::Node& t, const std::string& tp, NodeSpec* base,
+                  ConfigErrors& errors) {
+  base->links = Topology(t, base->gpu_count, tp, errors);
+  if (t && t.IsMap()) {
+    ReadInt(t, tp, "slotsPerGpu", &base->nvlink_slots_per_gpu, errors);
+    if (base->nvlink_slots_per_gpu < 1) errors.Add(Join(tp, "slotsPerGpu"), "must be >= 1");
+  }
+}
+
+// disk: {name, baseAwaitMs, degrade: {at, baseAwaitMs}}.
+void ReadDisk(const YAML::Node& d, const std::string& dp, DiskSpec* disk, ConfigErrors& errors) {
+  if (!IsMap(d, dp, errors)) return;
+  CheckKeys(d, dp, {"name", "baseAwaitMs", "degrade"}, errors);
+  ReadString(d, dp, "name", &disk->name, errors);
+  ReadDouble(d, dp, "baseAwaitMs", &disk->base_await_ms, errors);
+  if (!(disk->base_await_ms > 0)) errors.Add(Join(dp, "baseAwaitMs"), "must be > 0");
+  const std::string degp = Join(dp, "degrade");
+  if (!IsMap(d["degrade"], degp, errors)) return;
+  const YAML::Node g = d["degrade"];
+  CheckKeys(g, degp, {"at", "baseAwaitMs"}, errors);
+  disk->degrade_at_ms = 0;
+  ReadDuration(g, degp, "at", &disk->degrade_at_ms, errors);
+  ReadDouble(g, degp, "baseAwaitMs", &disk->degraded_await_ms, errors);
+  if (!(disk->degraded_await_ms > 0))
+    errors.Add(Join(degp, "baseAwaitMs"), "required, must be > 0");
+  if (disk->degrade_at_ms < 0) errors.Add(Join(degp, "at"), "must be >= 0");
+}
+
 }  // namespace
 
 ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
@@ -169,44 +214,9 @@ ClusterSpec LoadClusterSpec(const YAML::Node& root, const std::string& origin) {
     ReadCpu(n, path, "cpu", &base.cpu_milli, errors);
     ReadBytes(n, path, "memory", &base.memory, errors);
     ReadLabels(n["labels"], Join(path, "labels"), &base.labels, errors);
-    const std::string gp = Join(path, "gpu");
-    if (IsMap(n["gpu"], gp, errors)) {
-      const YAML::Node g = n["gpu"];
-      CheckKeys(g, gp, {"model", "memory", "count", "replicas"}, errors);
-      ReadString(g, gp, "model", &base.gpu_model, errors);
-      ReadBytes(g, gp, "memory", &base.gpu_memory, errors);
-      ReadInt(g, gp, "count", &base.gpu_count, errors);
-      ReadInt(g, gp, "replicas", &base.replicas_per_gpu, errors);
-      if (base.gpu_count < 0 || base.gpu_count > kMaxGpusPerNode)
-        errors.Add(Join(gp, "count"), "must be in [0, 64]");
-      if (base.replicas_per_gpu < 1 || base.replicas_per_gpu > 16)
-        errors.Add(Join(gp, "replicas"), "must be in [1, 16]");
-    }
-    base.gpu_count = std::clamp(base.gpu_count, 0, kMaxGpusPerNode);
-    const std::string tp = Join(path, "topology");
-    base.links = Topology(n["topology"], base.gpu_count, tp, errors);
-    if (n["topology"] && n["topology"].IsMap()) {
-      ReadInt(n["topology"], tp, "slotsPerGpu", &base.nvlink_slots_per_gpu, errors);
-      if (base.nvlink_slots_per_gpu < 1) errors.Add(Join(tp, "slotsPerGpu"), "must be >= 1");
-    }
-    const std::string dp = Join(path, "disk");
-    if (IsMap(n["disk"], dp, errors)) {
-      CheckKeys(n["disk"], dp, {"name", "baseAwaitMs", "degrade"}, errors);
-      ReadString(n["disk"], dp, "name", &base.disk.name, errors);
-      ReadDouble(n["disk"], dp, "baseAwaitMs", &base.disk.base_await_ms, errors);
-      if (!(base.disk.base_await_ms > 0)) errors.Add(Join(dp, "baseAwaitMs"), "must be > 0");
-      const std::string degp = Join(dp, "degrade");
-      if (IsMap(n["disk"]["degrade"], degp, errors)) {
-        const YAML::Node g = n["disk"]["degrade"];
-        CheckKeys(g, degp, {"at", "baseAwaitMs"}, errors);
-        base.disk.degrade_at_ms = 0;
-        ReadDuration(g, degp, "at", &base.disk.degrade_at_ms, errors);
-        ReadDouble(g, degp, "baseAwaitMs", &base.disk.degraded_await_ms, errors);
-        if (!(base.disk.degraded_await_ms > 0))
-          errors.Add(Join(degp, "baseAwaitMs"), "required, must be > 0");
-        if (base.disk.degrade_at_ms < 0) errors.Add(Join(degp, "at"), "must be >= 0");
-      }
-    }
+    ReadGpus(n["gpu"], Join(path, "gpu"), &base, errors);
+    ReadTopology(n["topology"], Join(path, "topology"), &base, errors);
+    ReadDisk(n["disk"], Join(path, "disk"), &base.disk, errors);
     // A cluster file names at most kMaxClusterNodes nodes: a typo in `count` must be
     // an error, not gigabytes of node specs (found by fuzz_sim_cluster).
     if (count > 0 && static_cast<std::size_t>(count) > kMaxClusterNodes - c.nodes.size()) {
