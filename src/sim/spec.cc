@@ -289,6 +289,139 @@ std::vector<MemoryProfile> LoadMemoryProfiles(const YAML::Node& node, const std:
 
 namespace {
 YAML::Node LoadYamlFile(const std::string& path);
+
+// memoryProfiles: a file beside the workload (or, for a built-in, the embedded
+// copy), or inline.
+std::vector<MemoryProfile> ReadWorkloadProfiles(const YAML::Node& mp, const std::string& origin) {
+  if (!mp.IsScalar()) return LoadMemoryProfiles(mp, origin + ": memoryProfiles");
+  const std::string file = mp.as<std::string>();
+  if (origin.rfind("builtin:", 0) == 0) {
+    const char* text = BuiltinProfilesYaml(file);
+    if (!text) throw InputError{origin + ": no built-in memory profiles \"" + file + "\""};
+    return LoadMemoryProfiles(YAML::Load(text), origin + ":" + file);
+  }
+  const auto slash = origin.find_last_of('/');
+  const std::string path = file.starts_with('/') || slash == std::string::npos
+                               ? file
+                               : origin.substr(0, slash + 1) + file;
+  // Named by the workload, so errors name the workload first; only a regular
+  // file of sane size is read (not a device or FIFO the text happens to name).
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  if (!regular || std::filesystem::file_size(path, ec) > (std::uintmax_t{64} << 20))
+    throw InputError{origin + ": memoryProfiles: " + path +
+                     ": expected a regular YAML file of at most 64 MiB"};
+  try {
+    return LoadMemoryProfiles(LoadYamlFile(path), path);
+  } catch (const InputError& e) {
+    throw InputError{origin + ": memoryProfiles: " + e.message};
+  }
+}
+
+// arrival: {kind: burst | poisson, start, window, meanGap}.
+void ReadArrival(const YAML::Node& a, const std::string& ap, TaskClass* t, ConfigErrors& errors) {
+  if (!IsMap(a, ap, errors)) return;
+  CheckKeys(a, ap, {"kind", "start", "window", "meanGap"}, errors);
+  ReadString(a, ap, "kind", &t->arrival, errors);
+  if (t->arrival != "burst" && t->arrival != "poisson")
+    errors.Add(Join(ap, "kind"), "\"" + t->arrival + "\" (expected burst or poisson)");
+  ReadDuration(a, ap, "start", &t->arrival_start_ms, errors);
+  ReadDuration(a, ap, "window", &t->arrival_window_ms, errors);
+  ReadDuration(a, ap, "meanGap", &t->mean_gap_ms, errors);
+}
+
+// memory: {context, peak, rampSeconds, profiles} (required).
+void ReadClassMemory(const YAML::Node& m, const std::string& mp, bool have_profiles, TaskClass* t,
+                     ConfigErrors& errors) {
+  if (IsMap(m, mp, errors)) {
+    CheckKeys(m, mp, {"context", "peak", "rampSeconds", "profiles"}, errors);
+    ReadBool(m, mp, "profiles", &t->memory_profiles, errors);
+    if (t->memory_profiles && !have_profiles)
+      errors.Add(Join(mp, "profiles"), "true, but the workload has no memoryProfiles");
+    ReadBytes(m, mp, "context", &t->memory_context, errors);
+    ReadRange(m, mp, "peak", Unit::kBytes, &t->memory_peak, errors);
+    ReadRange(m, mp, "rampSeconds", Unit::kNumber, &t->ramp_seconds, errors);
+  } else {
+    errors.Add(mp, "required (context, peak)");
+  }
+  if (t->memory_peak.lo < static_cast<double>(t->memory_context))
+    errors.Add(Join(mp, "peak"), "must be at least the context");
+}
+
+// io: {intensity, bound}, each a share in [0, 1].
+void ReadIo(const YAML::Node& io, const std::string& iop, TaskClass* t, ConfigErrors& errors) {
+  if (!IsMap(io, iop, errors)) return;
+  CheckKeys(io, iop, {"intensity", "bound"}, errors);
+  ReadDouble(io, iop, "intensity", &t->io_intensity, errors);
+  ReadDouble(io, iop, "bound", &t->io_bound, errors);
+  if (!(t->io_intensity >= 0 && t->io_intensity <= 1))
+    errors.Add(Join(iop, "intensity"), "must be in [0, 1]");
+  if (!(t->io_bound >= 0 && t->io_bound <= 1)) errors.Add(Join(iop, "bound"), "must be in [0, 1]");
+}
+
+// One task class of a workload file.
+TaskClass ReadTaskClass(const YAML::Node& n, const std::string& path, bool have_profiles,
+                        ConfigErrors& errors) {
+  CheckKeys(n, path,
+            {"name", "count", "arrival", "gpus", "loadType", "image", "declaredMemory", "memory",
+             "nvlink", "nvlinkRequired", "computeDuty", "io", "duration", "requests", "startup",
+             "migratable", "checkpoint", "expectedDuration", "declaredIoShare"},
+            errors);
+  TaskClass t;
+  ReadString(n, path, "name", &t.name, errors);
+  if (t.name.empty()) errors.Add(Join(path, "name"), "required");
+  ReadInt(n, path, "count", &t.count, errors);
+  if (t.count < 0 || t.count > 1'000'000)
+    errors.Add(Join(path, "count"), "must be in [0, 1000000]");
+  ReadArrival(n["arrival"], Join(path, "arrival"), &t, errors);
+  ReadInt(n, path, "gpus", &t.gpus, errors);
+  if (t.gpus < 0 || t.gpus > kMaxGpusPerNode) errors.Add(Join(path, "gpus"), "must be in [0, 64]");
+  std::string lt;
+  ReadString(n, path, "loadType", &lt, errors);
+  if (auto parsed = ParseLoadType(lt))
+    t.load_type = *parsed;
+  else
+    errors.Add(Join(path, "loadType"),
+               "\"" + lt + "\" (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
+  ReadString(n, path, "image", &t.image, errors);
+  if (n["declaredMemory"]) {
+    Bytes b = 0;
+    ReadBytes(n, path, "declaredMemory", &b, errors);
+    t.declared_memory = b;
+  }
+  ReadClassMemory(n["memory"], Join(path, "memory"), have_profiles, &t, errors);
+  ReadBool(n, path, "nvlink", &t.uses_nvlink, errors);
+  ReadBool(n, path, "nvlinkRequired", &t.nvlink_required, errors);
+  ReadDouble(n, path, "computeDuty", &t.compute_duty, errors);
+  if (!(t.compute_duty > 0 && t.compute_duty <= 1))
+    errors.Add(Join(path, "computeDuty"), "must be in (0, 1]");
+  ReadIo(n["io"], Join(path, "io"), &t, errors);
+  ReadRange(n, path, "duration", Unit::kSeconds, &t.duration_seconds, errors);
+  if (!(t.duration_seconds.lo > 0)) errors.Add(Join(path, "duration"), "must be > 0");
+  const std::string rp = Join(path, "requests");
+  if (IsMap(n["requests"], rp, errors)) {
+    CheckKeys(n["requests"], rp, {"cpu", "memory"}, errors);
+    ReadCpu(n["requests"], rp, "cpu", &t.cpu_milli, errors);
+    ReadBytes(n["requests"], rp, "memory", &t.memory_request, errors);
+  }
+  ReadDuration(n, path, "startup", &t.startup_ms, errors);
+  ReadBool(n, path, "migratable", &t.migratable, errors);
+  ReadPositiveDuration(n, path, "checkpoint", &t.checkpoint_ms, errors);
+  ReadPositiveDuration(n, path, "expectedDuration", &t.expected_duration_ms, errors);
+  if (n["declaredIoShare"]) {
+    const std::size_t before = errors.items().size();  // not a number: reported once
+    double v = 0;
+    ReadDouble(n, path, "declaredIoShare", &v, errors);
+    if (errors.items().size() == before) {
+      if (v >= 0 && v <= 1)
+        t.declared_io_share = v;
+      else
+        errors.Add(Join(path, "declaredIoShare"), "must be in [0, 1]");
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin) {
@@ -298,36 +431,8 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
     throw InputError{origin + ": expected a mapping with a list under \"classes\""};
   CheckKeys(root, "", {"name", "classes", "memoryProfiles"}, errors);
   ReadString(root, "", "name", &w.name, errors);
-  if (const YAML::Node mp = root["memoryProfiles"]; mp) {
-    // A file beside the workload (or, for a built-in, the embedded copy), or inline.
-    if (mp.IsScalar()) {
-      const std::string file = mp.as<std::string>();
-      if (origin.rfind("builtin:", 0) == 0) {
-        const char* text = BuiltinProfilesYaml(file);
-        if (!text) throw InputError{origin + ": no built-in memory profiles \"" + file + "\""};
-        w.profiles = LoadMemoryProfiles(YAML::Load(text), origin + ":" + file);
-      } else {
-        const auto slash = origin.find_last_of('/');
-        const std::string path = file.starts_with('/') || slash == std::string::npos
-                                     ? file
-                                     : origin.substr(0, slash + 1) + file;
-        // Named by the workload, so errors name the workload first; only a regular
-        // file of sane size is read (not a device or FIFO the text happens to name).
-        std::error_code ec;
-        const bool regular = std::filesystem::is_regular_file(path, ec);
-        if (!regular || std::filesystem::file_size(path, ec) > (std::uintmax_t{64} << 20))
-          throw InputError{origin + ": memoryProfiles: " + path +
-                           ": expected a regular YAML file of at most 64 MiB"};
-        try {
-          w.profiles = LoadMemoryProfiles(LoadYamlFile(path), path);
-        } catch (const InputError& e) {
-          throw InputError{origin + ": memoryProfiles: " + e.message};
-        }
-      }
-    } else {
-      w.profiles = LoadMemoryProfiles(mp, origin + ": memoryProfiles");
-    }
-  }
+  if (const YAML::Node mp = root["memoryProfiles"]; mp)
+    w.profiles = ReadWorkloadProfiles(mp, origin);
   const YAML::Node classes = root["classes"];
   for (std::size_t i = 0; i < classes.size(); ++i) {
     const std::string path = "classes[" + std::to_string(i) + "]";
@@ -336,98 +441,7 @@ WorkloadSpec LoadWorkloadSpec(const YAML::Node& root, const std::string& origin)
       errors.Add(path, "expected a mapping");
       continue;
     }
-    CheckKeys(n, path,
-              {"name", "count", "arrival", "gpus", "loadType", "image", "declaredMemory", "memory",
-               "nvlink", "nvlinkRequired", "computeDuty", "io", "duration", "requests", "startup",
-               "migratable", "checkpoint", "expectedDuration", "declaredIoShare"},
-              errors);
-    TaskClass t;
-    ReadString(n, path, "name", &t.name, errors);
-    if (t.name.empty()) errors.Add(Join(path, "name"), "required");
-    ReadInt(n, path, "count", &t.count, errors);
-    if (t.count < 0 || t.count > 1'000'000)
-      errors.Add(Join(path, "count"), "must be in [0, 1000000]");
-    const std::string ap = Join(path, "arrival");
-    if (IsMap(n["arrival"], ap, errors)) {
-      const YAML::Node a = n["arrival"];
-      CheckKeys(a, ap, {"kind", "start", "window", "meanGap"}, errors);
-      ReadString(a, ap, "kind", &t.arrival, errors);
-      if (t.arrival != "burst" && t.arrival != "poisson")
-        errors.Add(Join(ap, "kind"), "\"" + t.arrival + "\" (expected burst or poisson)");
-      ReadDuration(a, ap, "start", &t.arrival_start_ms, errors);
-      ReadDuration(a, ap, "window", &t.arrival_window_ms, errors);
-      ReadDuration(a, ap, "meanGap", &t.mean_gap_ms, errors);
-    }
-    ReadInt(n, path, "gpus", &t.gpus, errors);
-    if (t.gpus < 0 || t.gpus > kMaxGpusPerNode)
-      errors.Add(Join(path, "gpus"), "must be in [0, 64]");
-    std::string lt;
-    ReadString(n, path, "loadType", &lt, errors);
-    if (auto parsed = ParseLoadType(lt))
-      t.load_type = *parsed;
-    else
-      errors.Add(Join(path, "loadType"),
-                 "\"" + lt + "\" (expected GPU_HEAVY, IO_HEAVY, NVLINK_HEAVY or INFERENCE)");
-    ReadString(n, path, "image", &t.image, errors);
-    if (n["declaredMemory"]) {
-      Bytes b = 0;
-      ReadBytes(n, path, "declaredMemory", &b, errors);
-      t.declared_memory = b;
-    }
-    const std::string mp = Join(path, "memory");
-    if (IsMap(n["memory"], mp, errors)) {
-      const YAML::Node m = n["memory"];
-      CheckKeys(m, mp, {"context", "peak", "rampSeconds", "profiles"}, errors);
-      ReadBool(m, mp, "profiles", &t.memory_profiles, errors);
-      if (t.memory_profiles && w.profiles.empty())
-        errors.Add(Join(mp, "profiles"), "true, but the workload has no memoryProfiles");
-      ReadBytes(m, mp, "context", &t.memory_context, errors);
-      ReadRange(m, mp, "peak", Unit::kBytes, &t.memory_peak, errors);
-      ReadRange(m, mp, "rampSeconds", Unit::kNumber, &t.ramp_seconds, errors);
-    } else {
-      errors.Add(mp, "required (context, peak)");
-    }
-    if (t.memory_peak.lo < static_cast<double>(t.memory_context))
-      errors.Add(Join(mp, "peak"), "must be at least the context");
-    ReadBool(n, path, "nvlink", &t.uses_nvlink, errors);
-    ReadBool(n, path, "nvlinkRequired", &t.nvlink_required, errors);
-    ReadDouble(n, path, "computeDuty", &t.compute_duty, errors);
-    if (!(t.compute_duty > 0 && t.compute_duty <= 1))
-      errors.Add(Join(path, "computeDuty"), "must be in (0, 1]");
-    const std::string iop = Join(path, "io");
-    if (IsMap(n["io"], iop, errors)) {
-      CheckKeys(n["io"], iop, {"intensity", "bound"}, errors);
-      ReadDouble(n["io"], iop, "intensity", &t.io_intensity, errors);
-      ReadDouble(n["io"], iop, "bound", &t.io_bound, errors);
-      if (!(t.io_intensity >= 0 && t.io_intensity <= 1))
-        errors.Add(Join(iop, "intensity"), "must be in [0, 1]");
-      if (!(t.io_bound >= 0 && t.io_bound <= 1))
-        errors.Add(Join(iop, "bound"), "must be in [0, 1]");
-    }
-    ReadRange(n, path, "duration", Unit::kSeconds, &t.duration_seconds, errors);
-    if (!(t.duration_seconds.lo > 0)) errors.Add(Join(path, "duration"), "must be > 0");
-    const std::string rp = Join(path, "requests");
-    if (IsMap(n["requests"], rp, errors)) {
-      CheckKeys(n["requests"], rp, {"cpu", "memory"}, errors);
-      ReadCpu(n["requests"], rp, "cpu", &t.cpu_milli, errors);
-      ReadBytes(n["requests"], rp, "memory", &t.memory_request, errors);
-    }
-    ReadDuration(n, path, "startup", &t.startup_ms, errors);
-    ReadBool(n, path, "migratable", &t.migratable, errors);
-    ReadPositiveDuration(n, path, "checkpoint", &t.checkpoint_ms, errors);
-    ReadPositiveDuration(n, path, "expectedDuration", &t.expected_duration_ms, errors);
-    if (n["declaredIoShare"]) {
-      const std::size_t before = errors.items().size();  // not a number: reported once
-      double v = 0;
-      ReadDouble(n, path, "declaredIoShare", &v, errors);
-      if (errors.items().size() == before) {
-        if (v >= 0 && v <= 1)
-          t.declared_io_share = v;
-        else
-          errors.Add(Join(path, "declaredIoShare"), "must be in [0, 1]");
-      }
-    }
-    w.classes.push_back(std::move(t));
+    w.classes.push_back(ReadTaskClass(n, path, !w.profiles.empty(), errors));
   }
   if (!errors.empty()) throw InputError{origin + ":\n" + errors.Joined()};
   return w;
