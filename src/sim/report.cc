@@ -62,6 +62,50 @@ std::size_t ColumnWidth(const RunReport& r) {
   return w;
 }
 
+// Per node, each policy's GPU-memory utilisation and pods started.
+std::string PerNodeTables(const RunReport& r, std::size_t w) {
+  std::string out;
+  if (r.policies.empty()) return out;
+  out += "\nGPU memory utilisation per node, mean / peak\n";
+  std::string h = fmt::format("{:<22}", "");
+  for (const auto& p : r.policies) h += fmt::format(" {:>{}}", p.name, w);
+  out += h + "\n";
+  for (const auto& node : r.policies[0].nodes) {
+    std::string line = fmt::format("{:<22}", node);
+    for (const auto& p : r.policies)
+      line += fmt::format(" {:>{}}",
+                          fmt::format("{:.0f}% / {:.0f}%", 100 * p.gpu_mem_util_mean.at(node),
+                                      100 * p.gpu_mem_util_peak.at(node)),
+                          w);
+    out += line + "\n";
+  }
+  out += "\nPods started per node (restarts included)\n";
+  out += h + "\n";
+  for (const auto& node : r.policies[0].nodes) {
+    std::string line = fmt::format("{:<22}", node);
+    for (const auto& p : r.policies) line += fmt::format(" {:>{}}", StartsOn(p, node), w);
+    out += line + "\n";
+  }
+  return out;
+}
+
+// Each rebalancing policy's moves, in order.
+std::string RebalancingMoves(const RunReport& r) {
+  std::string out;
+  for (const auto& p : r.policies) {
+    if (!p.rebalance || p.moves.empty()) continue;
+    out += fmt::format("\nRebalancing moves ({})\n", p.name);
+    for (const auto& m : p.moves)
+      out += fmt::format(
+          "  t={:>7.0f} s  {}  {} -> {}  gain {:.0f} GPU·s > cost {:.0f} GPU·s (slowdown {:.2f}× "
+          "-> "
+          "{:.2f}× over {:.0f} min)  ({})\n",
+          m.t_s, m.pod, m.from, m.to, m.gain_gpu_s, m.cost_gpu_s, m.slowdown_from, m.slowdown_to,
+          m.remaining_s / 60, m.trigger);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderTable(const RunReport& r) {
@@ -115,39 +159,8 @@ std::string RenderTable(const RunReport& r) {
     for (const auto& p : r.policies) line += fmt::format(" {:>{}}", row.cell(p), w);
     out += line + "\n";
   }
-  if (!r.policies.empty()) {
-    out += "\nGPU memory utilisation per node, mean / peak\n";
-    std::string h = fmt::format("{:<22}", "");
-    for (const auto& p : r.policies) h += fmt::format(" {:>{}}", p.name, w);
-    out += h + "\n";
-    for (const auto& node : r.policies[0].nodes) {
-      std::string line = fmt::format("{:<22}", node);
-      for (const auto& p : r.policies)
-        line += fmt::format(" {:>{}}",
-                            fmt::format("{:.0f}% / {:.0f}%", 100 * p.gpu_mem_util_mean.at(node),
-                                        100 * p.gpu_mem_util_peak.at(node)),
-                            w);
-      out += line + "\n";
-    }
-    out += "\nPods started per node (restarts included)\n";
-    out += h + "\n";
-    for (const auto& node : r.policies[0].nodes) {
-      std::string line = fmt::format("{:<22}", node);
-      for (const auto& p : r.policies) line += fmt::format(" {:>{}}", StartsOn(p, node), w);
-      out += line + "\n";
-    }
-  }
-  for (const auto& p : r.policies) {
-    if (!p.rebalance || p.moves.empty()) continue;
-    out += fmt::format("\nRebalancing moves ({})\n", p.name);
-    for (const auto& m : p.moves)
-      out += fmt::format(
-          "  t={:>7.0f} s  {}  {} -> {}  gain {:.0f} GPU·s > cost {:.0f} GPU·s (slowdown {:.2f}× "
-          "-> "
-          "{:.2f}× over {:.0f} min)  ({})\n",
-          m.t_s, m.pod, m.from, m.to, m.gain_gpu_s, m.cost_gpu_s, m.slowdown_from, m.slowdown_to,
-          m.remaining_s / 60, m.trigger);
-  }
+  out += PerNodeTables(r, w);
+  out += RebalancingMoves(r);
   return out;
 }
 
