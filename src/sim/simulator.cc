@@ -127,7 +127,7 @@ class Simulation {
         scheduler_(policy.tidal, policy.kind == PolicyKind::kBestFit,
                    UsesExtender(policy.kind) ? &policy.tidal : nullptr, policy.extender_weight) {
     MakeTasks(workload);
-    BuildRunners();
+    BuildPrediction();
   }
 
   PolicyResult Run() {
@@ -218,7 +218,9 @@ class Simulation {
     for (const Task& t : tasks_) last_arrival_ms_ = std::max(last_arrival_ms_, t.arrival_ms);
   }
 
-  void BuildRunners() {
+  // The extender's prediction (docs/design.md#prediction), when the policy enables
+  // it: the load forecaster and the learned memory estimates.
+  void BuildPrediction() {
     if (policy_.kind == PolicyKind::kLoadAware && policy_.tidal.load_forecast.enabled)
       forecaster_ = std::make_unique<LoadForecaster>(policy_.tidal.load_forecast);
     if (scheduler_.extender() && policy_.tidal.memory_learning.enabled) {
