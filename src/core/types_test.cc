@@ -5,6 +5,24 @@
 namespace tidal {
 namespace {
 
+// Two GPUs linked to each other by `links`.
+std::vector<Gpu> TwoGpusLinkedBy(int links) {
+  std::vector<Gpu> gpus(2);
+  for (int i = 0; i < 2; ++i) {
+    gpus[i].index = i;
+    gpus[i].memory_total = 80 << 30;
+    gpus[i].nvlink_peers = {{1 - i, links}};
+  }
+  return gpus;
+}
+
+NodeState Finalized(std::vector<Gpu> gpus) {
+  NodeState n;
+  n.gpus = std::move(gpus);
+  n.Finalize();
+  return n;
+}
+
 constexpr Bytes kGi = Bytes{1} << 30;
 
 TEST(GpuSet, IndicesAreAscending) {
@@ -67,11 +85,11 @@ TEST(NodeState, FinalizeBuildsAdjacencyAndFreeMemory) {
   Gpu b{1, "", "A100", 80 * kGi, 90 * kGi, 0, -1, {{0, 12}}};  // used over total: free is 0
   n.gpus = {a, b};
   n.Finalize();
-  EXPECT_EQ(std::vector<Bytes>(n.gpu_free.begin(), n.gpu_free.end()),
+  EXPECT_EQ(std::vector<Bytes>(n.gpu_free().begin(), n.gpu_free().end()),
             (std::vector<Bytes>{60 * kGi, 0}));
-  EXPECT_EQ(n.max_gpu_free, 60 * kGi);
-  EXPECT_EQ(n.nvlink_adjacency[0], 0b10u);
-  EXPECT_EQ(n.nvlink_adjacency[1], 0b01u);
+  EXPECT_EQ(n.max_gpu_free(), 60 * kGi);
+  EXPECT_EQ(n.nvlink_adjacency(0), 0b10u);
+  EXPECT_EQ(n.nvlink_adjacency(1), 0b01u);
 }
 
 TEST(LoadType, ParsesTheDocumentedNames) {
@@ -97,7 +115,8 @@ TEST(NodeState, FinalizeSummarisesPeerEntries) {
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
-    NodeState n;
+    NodeState n = Finalized(TwoGpusLinkedBy(99));  // what it derived before is replaced
+    n.gpus.clear();
     for (std::size_t i = 0; i < tc.peers.size(); ++i) {
       Gpu g;
       g.index = static_cast<int>(i);
@@ -105,11 +124,9 @@ TEST(NodeState, FinalizeSummarisesPeerEntries) {
       g.nvlink_peers = tc.peers[i];
       n.gpus.push_back(g);
     }
-    n.max_nvlink_links = 99;  // stale values from before are replaced
-    n.has_nvlink_peers = !tc.want_has_peers;
     n.Finalize();
-    EXPECT_EQ(n.max_nvlink_links, tc.want_max_links);
-    EXPECT_EQ(n.has_nvlink_peers, tc.want_has_peers);
+    EXPECT_EQ(n.max_nvlink_links(), tc.want_max_links);
+    EXPECT_EQ(n.has_nvlink_peers(), tc.want_has_peers);
   }
 }
 
@@ -179,7 +196,8 @@ TEST(NodeState, FinalizeOrdersInlineGpusAndDetectsUniformLinks) {
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
-    NodeState n;
+    NodeState n = Finalized(TwoGpusLinkedBy(77));  // what it derived before is replaced
+    n.gpus.clear();
     for (std::size_t p = 0; p < tc.indices.size(); ++p) {
       Gpu g;
       g.index = tc.indices[p];
@@ -188,20 +206,19 @@ TEST(NodeState, FinalizeOrdersInlineGpusAndDetectsUniformLinks) {
       g.nvlink_peers = tc.peers[p];
       n.gpus.push_back(g);
     }
-    n.uniform_nvlink_links = 77;  // stale values from before are replaced
     n.Finalize();
-    ASSERT_EQ(n.inline_gpus, tc.want_inline);
-    EXPECT_EQ(n.uniform_nvlink_links, tc.want_uniform);
+    ASSERT_EQ(n.inline_gpus(), tc.want_inline);
+    EXPECT_EQ(n.uniform_nvlink_links(), tc.want_uniform);
     std::vector<int> order;
-    for (int s = 0; s < n.inline_gpus; ++s) {
-      order.push_back(n.positions_by_free[s]);
-      EXPECT_EQ(n.gpu_index[s], tc.indices[static_cast<std::size_t>(s)]);
+    for (int s = 0; s < n.inline_gpus(); ++s) {
+      order.push_back(n.position_by_rank(s));
+      EXPECT_EQ(n.gpu_index_at(s), tc.indices[static_cast<std::size_t>(s)]);
       // Rank s is the GPU at position positions_by_free[s].
-      const std::size_t p = n.positions_by_free[s];
-      EXPECT_EQ(n.free_by_rank[s], n.gpu_free[p]);
-      EXPECT_EQ(n.index_by_rank[s], tc.indices[p]);
+      const std::size_t p = n.position_by_rank(s);
+      EXPECT_EQ(n.free_by_rank(s), n.gpu_free()[p]);
+      EXPECT_EQ(n.index_by_rank(s), tc.indices[p]);
       if (s > 0) {
-        EXPECT_LE(n.free_by_rank[s - 1], n.free_by_rank[s]);
+        EXPECT_LE(n.free_by_rank(s - 1), n.free_by_rank(s));
       }
     }
     EXPECT_EQ(order, tc.want_order);

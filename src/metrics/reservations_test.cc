@@ -31,7 +31,7 @@ TEST(Reservations, InFlightPlacementsAddToTheNodesGpusAndNvlinkIndex) {
   EXPECT_EQ(n1.gpus[0].memory_used, 14 * kGi);  // measured 2 + in flight 8 + 4
   EXPECT_EQ(n1.gpus[1].memory_used, 4 * kGi);
   EXPECT_EQ(n1.gpus[2].memory_used, 0);
-  EXPECT_EQ(n1.gpu_free[0], 10 * kGi);
+  EXPECT_EQ(n1.gpu_free()[0], 10 * kGi);
   EXPECT_DOUBLE_EQ(n1.nvlink_competition, 1.0 / 8);
   EXPECT_NEAR(n1.load.gpu_memory, 18.0 / 96, 1e-12);
 }

@@ -106,48 +106,61 @@ class InlineVector {
 // Nodes with at most this many GPUs keep their per-GPU placement data inline.
 inline constexpr std::size_t kInlineGpus = 8;
 
+// A node as the policy sees it: its GPUs, loads, labels and what the API server
+// says it can hold, and, derived from its GPUs by Finalize() and read-only to
+// everyone else, the placement index the GPU plugins read (the GPUs ranked by
+// free memory, their NVLink links).
+//
+// Laid out for the request path (types.cc asserts it): what a filter and score
+// read for every node comes first, so that a request touches the first cache
+// lines of each node and nothing behind a pointer (at 5 000 nodes the rest does
+// not stay in cache). The first line (64 bytes: the struct is aligned to one) is
+// all a node rejected on load costs; with the second, a GPU is chosen for a
+// 1-GPU pod; the third holds what multi-GPU placement and rarer cases read.
 struct alignas(64) NodeState {
-  // The fields a filter and score read for every node come first, together, so
-  // that a request touches the first cache lines of each node and nothing behind
-  // a pointer (at 5 000 nodes the rest does not stay in cache). The first line
-  // (64 bytes: the struct is aligned to one) is all a node rejected on load costs;
-  // with the second, a GPU is chosen for a 1-GPU pod; the third holds what
-  // multi-GPU placement and rarer cases read.
-  //
-  // Derived by Finalize():
+  // -- first line.
+  // The three loads, derived from the GPUs and series by Finalize(); reservations
+  // and the simulator add to them after.
   LoadVector load;
-  Bytes max_gpu_free = 0;
-  Bytes gpu_memory_used = 0;   // Σ over GPUs
-  Bytes gpu_memory_total = 0;  // Σ over GPUs
-  // The link count of every pair of GPUs as the placer reads it (the first peer
-  // entry of the GPU later in `gpus`, 0 without one) when every pair has the same,
-  // as on NVSwitch nodes (0: no peer entry at all); -1 otherwise. Only set for
-  // nodes whose GPUs have the inline order below.
-  int uniform_nvlink_links = -1;
-  bool has_nvlink_peers = false;  // some GPU lists a peer entry (whatever its links)
-  // For at most kInlineGpus GPUs with distinct indices in [0, kMaxGpusPerNode):
-  // their number, 0 otherwise (the rank and position arrays are then unused).
-  std::uint8_t inline_gpus = 0;
-  // Inputs read on the hot path:
+  Bytes max_gpu_free() const { return max_gpu_free_; }  // -1 when no GPU has a slot
+  Bytes gpu_memory_used = 0;   // Σ over GPUs (Finalize(), then reservations)
+  Bytes gpu_memory_total = 0;  // Σ over GPUs (Finalize())
+
+ private:
+  Bytes max_gpu_free_ = 0;
+  int uniform_nvlink_links_ = -1;
+  bool has_nvlink_peers_ = false;
+  std::uint8_t inline_gpus_ = 0;
+
+ public:
   bool metrics_known = true;  // false: the node's own series are missing or old
   bool has_load_trend = false;
-  // The GPUs by rank: increasing free memory, lower index first on ties. The GPU
-  // index at each rank, then (second line) each one's free memory.
-  std::int8_t index_by_rank[kInlineGpus] = {};
-  Bytes free_by_rank[kInlineGpus] = {};
+
+ private:
+  std::int8_t index_by_rank_[kInlineGpus] = {};
+  // -- second line.
+  Bytes free_by_rank_[kInlineGpus] = {};
   // -- third line.
-  int max_nvlink_links = 0;   // max(0, links of every peer entry of every GPU)
+  int max_nvlink_links_ = 0;
+
+ public:
   int allocatable_gpus = -1;  // -1: unknown (taken as the number of GPUs)
-  // The positions in `gpus` by rank, and the GPU index at each position.
-  std::uint8_t positions_by_free[kInlineGpus] = {};
-  std::int8_t gpu_index[kInlineGpus] = {};
+
+ private:
+  std::uint8_t positions_by_free_[kInlineGpus] = {};
+  std::int8_t gpu_index_[kInlineGpus] = {};
+
+ public:
   // Where `load` is expected to go by request time + horizon (forecast − last
   // sample), set by the extender or simulator when loadForecast is on. Kept as a
   // change so that reservations added to `load` still count.
   LoadVector load_trend;
-  // Derived: per GPU position in `gpus`; -1: no free slot.
-  InlineVector<Bytes, kInlineGpus> gpu_free;
 
+ private:
+  InlineVector<Bytes, kInlineGpus> gpu_free_;
+
+ public:
+  // -- the rest: what a node is, read once per request or less.
   std::string name;
   Labels labels;
   std::vector<Gpu> gpus;
@@ -165,19 +178,41 @@ struct alignas(64) NodeState {
   // a GPU, bit n (1..63) a pod of n whole GPUs.
   std::uint64_t gpu_pod_kinds = 0;
 
-  // Derived by Finalize(), read by multi-GPU placement on other topologies.
-  std::uint64_t nvlink_adjacency[kMaxGpusPerNode] = {};  // bit j set: GPU i and j are linked
-
-  // Recomputes the derived fields; call after changing GPUs or loads.
+  // Rebuilds the loads' GPU parts and the placement index from `gpus`,
+  // `storage_await_ms` and `nvlink_competition`: call after changing them.
   void Finalize();
 
- private:
-  void FinalizeInlineGpus();
-
- public:
   int AllocatableGpus() const {
     return allocatable_gpus >= 0 ? allocatable_gpus : static_cast<int>(gpus.size());
   }
+
+  // ---- The placement index (Finalize()) ----
+  // Free memory per GPU, by position in `gpus`; -1 for a GPU with no free slot.
+  const InlineVector<Bytes, kInlineGpus>& gpu_free() const { return gpu_free_; }
+  // Bit j set: GPU index i and GPU index j are linked (indices below kMaxGpusPerNode).
+  std::uint64_t nvlink_adjacency(int gpu_index) const { return nvlink_adjacency_[gpu_index]; }
+  int max_nvlink_links() const { return max_nvlink_links_; }   // over every peer entry, ≥ 0
+  bool has_nvlink_peers() const { return has_nvlink_peers_; }  // some GPU lists a peer
+  // For at most kInlineGpus GPUs with distinct indices in [0, kMaxGpusPerNode):
+  // their number, else 0 (and the ranked accessors below are not to be read).
+  int inline_gpus() const { return inline_gpus_; }
+  // The GPUs by rank: increasing free memory, lower index first on ties; for
+  // rank r < inline_gpus(), its GPU index, free memory and position in `gpus`.
+  int index_by_rank(int rank) const { return index_by_rank_[rank]; }
+  Bytes free_by_rank(int rank) const { return free_by_rank_[rank]; }
+  int position_by_rank(int rank) const { return positions_by_free_[rank]; }
+  // The GPU index at position p of `gpus` (p < inline_gpus()).
+  int gpu_index_at(int position) const { return gpu_index_[position]; }
+  // The link count of every pair of GPUs as the placer reads it (the first peer
+  // entry of the GPU later in `gpus`, 0 without one) when every pair has the
+  // same, as on NVSwitch nodes (0: no peer entry at all); -1 otherwise or when
+  // inline_gpus() is 0.
+  int uniform_nvlink_links() const { return uniform_nvlink_links_; }
+
+ private:
+  void FinalizeInlineGpus();
+  friend struct NodeStateLayout;  // types.cc's layout checks
+  std::uint64_t nvlink_adjacency_[kMaxGpusPerNode] = {};
 };
 
 // docs/design.md#nvlink: NVLink-using pods on the node / (GPUs × slots per GPU).

@@ -33,7 +33,7 @@ class Candidates {
   Candidates(const NodeState& node, Bytes need) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < node.gpus.size(); ++i)
-      n += node.gpu_free[i] >= need && node.gpus[i].index >= 0 &&
+      n += node.gpu_free()[i] >= need && node.gpus[i].index >= 0 &&
            node.gpus[i].index < kMaxGpusPerNode;
     rows_ = inline_.data();
     if (n > inline_.size()) {
@@ -44,8 +44,8 @@ class Candidates {
     std::uint64_t mask = 0;
     for (std::size_t i = 0; i < node.gpus.size(); ++i) {
       const Gpu& g = node.gpus[i];
-      if (node.gpu_free[i] >= need && g.index >= 0 && g.index < kMaxGpusPerNode) {
-        rows_[size_++].c = {g.index, node.gpu_free[i], &g};
+      if (node.gpu_free()[i] >= need && g.index >= 0 && g.index < kMaxGpusPerNode) {
+        rows_[size_++].c = {g.index, node.gpu_free()[i], &g};
         mask |= std::uint64_t{1} << g.index;
       }
     }
@@ -55,7 +55,7 @@ class Candidates {
     for (std::size_t i = 0; i < size_; ++i) {
       Row& r = rows_[i];
       std::fill(r.links, r.links + columns, 0);
-      r.linked = node.nvlink_adjacency[r.c.index];
+      r.linked = node.nvlink_adjacency(r.c.index);
       r.positive = 0;
       std::uint64_t seen = 0;  // LinksTo returns the first entry for a peer
       for (const NvlinkPeer& p : r.c.gpu->nvlink_peers) {
@@ -328,21 +328,21 @@ void TooLittleMemoryReason(const Status::Arg* a, std::string* out) {
 
 // The tightest single fit, lowest index on ties.
 bool ChooseOne(const NodeState& node, Bytes need, GpuChoice* out) {
-  if (node.inline_gpus > 0) {
+  if (node.inline_gpus() > 0) {
     // The first GPU by (free memory, index) that fits.
-    if (node.max_gpu_free < need) return false;
-    for (int s = 0; s < node.inline_gpus; ++s) {
-      if (node.free_by_rank[s] < need) continue;
-      out->gpus.Add(node.index_by_rank[s]);
-      out->slack = node.free_by_rank[s] - need;
+    if (node.max_gpu_free() < need) return false;
+    for (int s = 0; s < node.inline_gpus(); ++s) {
+      if (node.free_by_rank(s) < need) continue;
+      out->gpus.Add(node.index_by_rank(s));
+      out->slack = node.free_by_rank(s) - need;
       return true;
     }
     return false;
   }
   int best = -1;
   Bytes best_free = 0;
-  for (std::size_t i = 0; i < node.gpu_free.size(); ++i) {
-    const Bytes f = node.gpu_free[i];
+  for (std::size_t i = 0; i < node.gpu_free().size(); ++i) {
+    const Bytes f = node.gpu_free()[i];
     if (f >= need && (best < 0 || f < best_free ||
                       (f == best_free && node.gpus[i].index < node.gpus[best].index))) {
       best = static_cast<int>(i);
@@ -362,12 +362,12 @@ bool ChooseOne(const NodeState& node, Bytes need, GpuChoice* out) {
 // memory. Returns false when it does not apply (`*applies` false) or no set fits.
 bool ChooseUniform(const NodeState& node, int count, Bytes need, bool require_nvlink,
                    bool prefer_links, int exhaustive_limit, GpuChoice* out, bool* applies) {
-  const int links = node.uniform_nvlink_links;
-  *applies = node.inline_gpus > 0 && links >= 0 && (links == 0 ? !require_nvlink : prefer_links);
+  const int links = node.uniform_nvlink_links();
+  *applies = node.inline_gpus() > 0 && links >= 0 && (links == 0 ? !require_nvlink : prefer_links);
   if (!*applies) return false;
-  const int n = node.inline_gpus;
+  const int n = node.inline_gpus();
   int first = 0;  // the first candidate in the order by free memory
-  while (first < n && node.free_by_rank[first] < need) ++first;
+  while (first < n && node.free_by_rank(first) < need) ++first;
   const int candidates = n - first;
   // The greedy search, used beyond the limit, breaks ties in another order.
   if (candidates > exhaustive_limit) {
@@ -376,8 +376,8 @@ bool ChooseUniform(const NodeState& node, int count, Bytes need, bool require_nv
   }
   if (candidates < count) return false;
   for (int s = first; s < first + count; ++s) {
-    out->gpus.Add(node.index_by_rank[s]);
-    out->slack += node.free_by_rank[s] - need;
+    out->gpus.Add(node.index_by_rank(s));
+    out->slack += node.free_by_rank(s) - need;
   }
   out->links = links * count * (count - 1) / 2;
   return true;
@@ -393,7 +393,7 @@ bool ChooseUniform(const NodeState& node, int count, Bytes need, bool require_nv
   bool have = false;
   if (static_cast<int>(c.size()) <= exhaustive_limit) {
     if (bounded && prefer_links && c.size() <= 32 && c.DistinctIndices()) {
-      BoundedCliqueSearch(c, count, need, require_nvlink, node.max_nvlink_links).Run(out, &have);
+      BoundedCliqueSearch(c, count, need, require_nvlink, node.max_nvlink_links()).Run(out, &have);
     } else {
       // Without prefer_links, Better compares 0 with the kept set's links: the
       // result depends on the visiting order, which only CliqueSearch keeps.
@@ -441,7 +441,7 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
   }
   // The number of GPUs: inline_gpus (first line) when set, so that a 1-GPU pod
   // reads nothing of the third line, where gpu_free is.
-  const std::size_t gpus = node.inline_gpus > 0 ? node.inline_gpus : node.gpu_free.size();
+  const std::size_t gpus = node.inline_gpus() > 0 ? node.inline_gpus() : node.gpu_free().size();
   if (static_cast<int>(gpus) < k)
     return Status::Deferred(Code::kUnresolvable, TooFewGpusReason,
                             {Status::Int(k), Status::Int(static_cast<std::int64_t>(gpus))});
@@ -449,23 +449,23 @@ Status GpuFit::FilterOne(const CycleState& cycle, const NodeState& node,
   // Only an explicit request makes links a hard constraint; auto-detection prefers them.
   const bool require = cycle.nvlink_required && k >= 2;
   if (require) {
-    if (!node.has_nvlink_peers)
+    if (!node.has_nvlink_peers())
       return Status::Deferred(Code::kUnresolvable, NoNvlinkReason, {Status::Int(k)});
   }
   GpuChoice choice;
   if (!ChooseGpus(node, k, need, require, args_.prefer_nvlink_for_all || cycle.uses_nvlink,
                   args_.exhaustive_search_limit, &choice)) {
     int fitting = 0;
-    if (node.inline_gpus > 0) {
-      for (int s = 0; s < node.inline_gpus; ++s) fitting += node.free_by_rank[s] >= need ? 1 : 0;
+    if (node.inline_gpus() > 0) {
+      for (int s = 0; s < node.inline_gpus(); ++s) fitting += node.free_by_rank(s) >= need ? 1 : 0;
     } else {
-      for (Bytes f : node.gpu_free) fitting += f >= need ? 1 : 0;
+      for (Bytes f : node.gpu_free()) fitting += f >= need ? 1 : 0;
     }
     if (fitting >= k)
       return Status::Deferred(Code::kUnfit, NoCliqueReason, {Status::Int(k), Status::Int(need)});
     return Status::Deferred(Code::kUnfit, TooLittleMemoryReason,
                             {Status::Int(fitting), Status::Int(static_cast<std::int64_t>(gpus)),
-                             Status::Int(need), Status::Int(node.max_gpu_free), Status::Int(k)});
+                             Status::Int(need), Status::Int(node.max_gpu_free()), Status::Int(k)});
   }
   scratch.gpus = choice.gpus;
   scratch.nvlink_links = choice.links;
@@ -484,7 +484,7 @@ double GpuFit::ScoreOne(const CycleState& cycle, const NodeState& node,
   if (const std::optional<double> same = UniformScore(cycle)) return *same;
   if (!scratch.placed) return 100;
   const int k = cycle.pod->gpu_count;
-  const int max_pair = node.max_nvlink_links;  // precomputed by NodeState::Finalize
+  const int max_pair = node.max_nvlink_links();  // precomputed by NodeState::Finalize
   if (max_pair == 0) return 0;
   const double pairs = k * (k - 1) / 2.0;
   return std::min(100.0, 100.0 * scratch.nvlink_links / (pairs * max_pair));
