@@ -7,9 +7,7 @@ namespace tidal::sim {
 namespace {
 
 constexpr double kNvlinkCommIntensity = 0.6;  // NVLink bandwidth share one NVLink job drives
-constexpr int kPcieCommCapacity =
-    2;  // NVLink jobs a node's PCIe fabric serves at full (PCIe) speed
-constexpr double kAwaitSlowdownMs = 30;  // storage await above which IO-bound work slows
+constexpr double kAwaitSlowdownMs = 30;       // storage await above which IO-bound work slows
 
 bool Linked(const NodeSpec& s, const std::vector<int>& gpus) {
   for (std::size_t a = 0; a < gpus.size(); ++a)
@@ -62,9 +60,7 @@ Bytes Task::MemoryAt(TimeMs now) const {
          static_cast<Bytes>(f * static_cast<double>(peak - cls->memory_context));
 }
 
-RuntimeModel::RuntimeModel(const ClusterSpec& cluster, std::vector<Task>& tasks,
-                           double pcie_nvlink_slowdown)
-    : tasks_(tasks), pcie_nvlink_slowdown_(pcie_nvlink_slowdown) {
+RuntimeModel::RuntimeModel(const ClusterSpec& cluster, std::vector<Task>& tasks) : tasks_(tasks) {
   for (const auto& n : cluster.nodes) {
     NodeRt rt;
     rt.spec = &n;
@@ -124,9 +120,9 @@ std::vector<int> RuntimeModel::Advance(std::size_t n, TimeMs now, double dt_s) {
         node.nvlink_util[g] = std::min(1.0, node.nvlink_util[g] + kNvlinkCommIntensity * rate);
     } else if (TalksOverNvlink(t)) {
       // Over PCIe: slower, and the node's fabric shared by all such jobs.
-      rate /= pcie_nvlink_slowdown_;
-      if (demand.pcie_comm > kPcieCommCapacity)
-        rate *= double(kPcieCommCapacity) / demand.pcie_comm;
+      rate /= spec.pcie_nvlink_slowdown;
+      if (demand.pcie_comm > spec.pcie_nvlink_jobs)
+        rate *= double(spec.pcie_nvlink_jobs) / demand.pcie_comm;
     }
     t.progress_s += rate * dt_s;
     if (t.progress_s >= t.duration_s) finished.push_back(id);

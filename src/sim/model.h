@@ -59,7 +59,7 @@ struct NodeRt {
 class RuntimeModel {
  public:
   // `tasks` outlives the model; the model advances their progress.
-  RuntimeModel(const ClusterSpec& cluster, std::vector<Task>& tasks, double pcie_nvlink_slowdown);
+  RuntimeModel(const ClusterSpec& cluster, std::vector<Task>& tasks);
 
   const std::vector<NodeRt>& nodes() const { return nodes_; }
 
@@ -83,7 +83,6 @@ class RuntimeModel {
  private:
   std::vector<Task>& tasks_;
   std::vector<NodeRt> nodes_;
-  double pcie_nvlink_slowdown_;
 };
 
 }  // namespace tidal::sim

@@ -49,16 +49,26 @@ TEST(RuntimeModel, NvlinkJobsBeyondTheClustersSlotsShareTheLinks) {
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
     OneNode f(tc.slots, tc.jobs);
-    RuntimeModel model(f.cluster, f.tasks, 1.5);
+    RuntimeModel model(f.cluster, f.tasks);
     for (const Task& t : f.tasks) model.Place(t);
     EXPECT_TRUE(model.Advance(0, 1'000, 1.0).empty());
     EXPECT_DOUBLE_EQ(f.tasks[0].progress_s, tc.progress_s);
   }
 }
 
+TEST(RuntimeModel, NvlinkJobsWithoutLinksShareTheNodesPcie) {
+  OneNode f(2, 4);
+  f.cluster.nodes[0].links = {{0, 0}, {0, 0}};  // PCIe only
+  RuntimeModel model(f.cluster, f.tasks);
+  for (const Task& t : f.tasks) model.Place(t);
+  model.Advance(0, 1'000, 1.0);
+  // 1.5× slower over PCIe, and four jobs on a fabric that serves two.
+  EXPECT_DOUBLE_EQ(f.tasks[0].progress_s, 1 / 1.5 * (2.0 / 4));
+}
+
 TEST(RuntimeModel, AnOvercommittedGpuKillsItsNewestTenant) {
   OneNode f(2, 4);  // 4 × 8 GiB on a 24 GiB GPU once ramped
-  RuntimeModel model(f.cluster, f.tasks, 1.5);
+  RuntimeModel model(f.cluster, f.tasks);
   for (const Task& t : f.tasks) model.Place(t);
   double usage = 0;
   EXPECT_EQ(model.OomVictim(0, 0, 1'000, &usage), 3);

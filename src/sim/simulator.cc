@@ -120,7 +120,7 @@ class Simulation {
         book_(ReservationOptions{policy.tidal.reservations.visible_after_ms,
                                  policy.tidal.reservations.ttl_ms,
                                  policy.tidal.reservations.claims}),
-        model_(cluster, tasks_, options.pcie_nvlink_slowdown),
+        model_(cluster, tasks_),
         metrics_(model_, tasks_, policy.tidal.nvlink),
         stats_(model_, static_cast<std::size_t>(std::max<TimeMs>(
                            1, options.lscs_window_ms / options.stats_interval_ms))),

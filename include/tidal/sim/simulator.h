@@ -58,7 +58,6 @@ struct SimOptions {
   TimeMs stats_interval_ms = 10'000;
   TimeMs lscs_window_ms = 300'000;  // LSCS uses 5-minute averages
   TimeMs horizon_ms = 48LL * 3600 * 1000;
-  double pcie_nvlink_slowdown = 1.5;  // an NVLink job on GPUs without NVLink
 };
 
 struct TimePoint {

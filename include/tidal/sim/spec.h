@@ -35,6 +35,11 @@ struct NodeSpec {
   // `slotsPerGpu`). A property of the hardware: the policy config's
   // nvlink.slotsPerGpu is what Tidal assumes, and may be wrong.
   int nvlink_slots_per_gpu = 2;
+  // An NVLink job on GPUs without NVLink between them talks over PCIe: this
+  // many times slower, and the node's PCIe fabric serves `pcie_nvlink_jobs` such
+  // jobs at that speed (more share it).
+  double pcie_nvlink_slowdown = 1.5;
+  int pcie_nvlink_jobs = 2;
   DiskSpec disk;
 };
 
