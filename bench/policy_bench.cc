@@ -117,9 +117,10 @@ std::uint64_t Fingerprint(const Evaluation& ev) {
 // calls of it: valgrind --tool=callgrind --toggle-collect='*TimedLoop*' (README.md).
 [[gnu::noinline]] void TimedLoop(benchmark::State& state, const Runner& runner,
                                  const PodDemand& pod, std::span<const NodeState* const> nodes,
-                                 const RunOptions& options, Evaluation* ev) {
+                                 const RunOptions& options, Evaluation* ev,
+                                 EvaluationScratch* scratch) {
   for (auto _ : state) {
-    runner.Evaluate(pod, nodes, options, ev);
+    runner.Evaluate(pod, nodes, options, ev, scratch);
     benchmark::DoNotOptimize(ev->best);
     benchmark::ClobberMemory();
   }
@@ -133,13 +134,16 @@ void BM_Evaluate(benchmark::State& state, PodDemand (*make_pod)()) {
   const PodDemand pod = make_pod();
   const Runner runner(DefaultPolicyConfig());
   const RunOptions options{.all_reasons = false, .time_plugins = true};
-  Evaluation ev;  // reused across calls, as the extender does
-  // Start from a used Evaluation (another pod, every reason) to check below that
-  // reuse does not leak state into the results.
+  // Both reused across calls, as the extender does.
+  Evaluation ev;
+  EvaluationScratch scratch;
+  // Start from a used Evaluation and scratch (another pod, every reason) to check
+  // below that reuse does not leak state into the results.
   const PodDemand other = pod.gpu_count == 1 ? NvlinkPod() : OneGpuPod();
-  runner.Evaluate(other, nodes, RunOptions{.all_reasons = true, .time_plugins = false}, &ev);
+  runner.Evaluate(other, nodes, RunOptions{.all_reasons = true, .time_plugins = false}, &ev,
+                  &scratch);
 
-  TimedLoop(state, runner, pod, nodes, options, &ev);
+  TimedLoop(state, runner, pod, nodes, options, &ev, &scratch);
 
   if (Fingerprint(ev) != Fingerprint(runner.Evaluate(pod, cluster, options))) {
     state.SkipWithError("a reused Evaluation differs from a fresh one");
@@ -150,7 +154,7 @@ void BM_Evaluate(benchmark::State& state, PodDemand (*make_pod)()) {
   constexpr int kTimedCalls = 200;
   std::vector<double> filter_us(ev.timings.size()), score_us(ev.timings.size());
   for (int c = 0; c < kTimedCalls; ++c) {
-    runner.Evaluate(pod, nodes, options, &ev);
+    runner.Evaluate(pod, nodes, options, &ev, &scratch);
     for (std::size_t t = 0; t < ev.timings.size(); ++t) {
       filter_us[t] += std::chrono::duration<double, std::micro>(ev.timings[t].filter).count();
       score_us[t] += std::chrono::duration<double, std::micro>(ev.timings[t].score).count();

@@ -73,6 +73,13 @@ Evaluation Runner::Evaluate(const PodDemand& pod, std::span<const NodeState> nod
 
 void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> nodes,
                       const RunOptions& options, Evaluation* out) const {
+  EvaluationScratch scratch;
+  Evaluate(pod, nodes, options, out, &scratch);
+}
+
+void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> nodes,
+                      const RunOptions& options, Evaluation* out,
+                      EvaluationScratch* scratch) const {
   const std::size_t n = nodes.size();
   const std::size_t n_scores = scores_.size();
   out->best = -1;
@@ -80,10 +87,10 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   out->score_names.resize(n_scores);
   for (std::size_t p = 0; p < n_scores; ++p) out->score_names[p] = scores_[p].name;
   out->nodes.resize(n);
-  Evaluation::Buffers& buf = out->buffers;
-  if (buf.reasons_used) {
+  EvaluationScratch& buf = *scratch;
+  if (out->reasons_used) {
     for (auto& r : out->reasons) r.clear();
-    buf.reasons_used = false;
+    out->reasons_used = false;
   }
   // Sized only for a call that collects them, and kept (with their capacity) for
   // the next one: Reasons() reads past the end as none.
@@ -101,7 +108,7 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
       r.score = 0;
       if (options.all_reasons) out->reasons[i].push_back(out->pod_status);
     }
-    buf.reasons_used = options.all_reasons;
+    out->reasons_used = options.all_reasons;
     return;
   }
 
@@ -114,31 +121,32 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   buf.scratch.resize(rows);
   // Each block leaves the scratch it used reset (CollectScores); a call cut short
   // (an exception out of a plugin) may not have.
-  if (buf.scratch_dirty) std::fill(buf.scratch.begin(), buf.scratch.end(), NodeScratch{});
-  buf.scratch_dirty = true;
+  if (buf.dirty) std::fill(buf.scratch.begin(), buf.scratch.end(), NodeScratch{});
+  buf.dirty = true;
   buf.ok.resize(rows);
   buf.column.resize(rows * n_scores);
   if (options.all_reasons) {
     buf.one.resize(rows);
-    buf.reasons_used = true;
+    out->reasons_used = true;
   }
   double best_score = -1;
   for (std::size_t begin = 0; begin < n; begin += block)
-    EvaluateBlock(nodes.subspan(begin, std::min(block, n - begin)), begin, options, out,
+    EvaluateBlock(nodes.subspan(begin, std::min(block, n - begin)), begin, options, out, &buf,
                   &best_score);
-  buf.scratch_dirty = false;
+  buf.dirty = false;
 }
 
 void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t begin,
-                           const RunOptions& options, Evaluation* out, double* best_score) const {
+                           const RunOptions& options, Evaluation* out, EvaluationScratch* scratch,
+                           double* best_score) const {
   using Steady = std::chrono::steady_clock;
   const std::size_t n = nodes.size();
   const std::size_t n_scores = scores_.size();
   // Plugin-major loops over the block: one virtual call per plugin, not per node.
-  Evaluation::Buffers& buf = out->buffers;
+  EvaluationScratch& buf = *scratch;
   NodeResult* const results = out->nodes.data() + begin;
-  const std::span<NodeScratch> scratch(buf.scratch.data(), n);
-  // scratch is all NodeScratch{} here: CollectScores resets each entry once read.
+  const std::span<NodeScratch> node_scratch(buf.scratch.data(), n);
+  // node_scratch is all NodeScratch{} here: CollectScores resets each entry once read.
   // The filters write each node's verdict in its result, in place.
   for (std::size_t i = 0; i < n; ++i) results[i].status.Reset();
   const StatusColumn status(&results[0].status, n, sizeof(NodeResult));
@@ -156,7 +164,7 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
     if (options.all_reasons) {
       const std::span<Status> one(buf.one.data(), n);
       for (auto& s : one) s = Status();
-      filter->FilterBatch(out->cycle, nodes, scratch, one, true);
+      filter->FilterBatch(out->cycle, nodes, node_scratch, one, true);
       const bool tagged = filter->TagsRejections();
       for (std::size_t i = 0; i < n; ++i) {
         if (one[i].ok()) continue;
@@ -165,11 +173,11 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
         out->reasons[begin + i].push_back(std::move(one[i]));
       }
     } else if (filter->TagsRejections()) {
-      filter->FilterBatch(out->cycle, nodes, scratch, status, false);
+      filter->FilterBatch(out->cycle, nodes, node_scratch, status, false);
     } else {
       // Tag the nodes this filter rejected: those ok before it and not after.
       for (std::size_t i = 0; i < n; ++i) buf.ok[i] = status[i].ok();
-      filter->FilterBatch(out->cycle, nodes, scratch, status, false);
+      filter->FilterBatch(out->cycle, nodes, node_scratch, status, false);
       for (std::size_t i = 0; i < n; ++i)
         if (buf.ok[i] && !status[i].ok()) status[i].Tag(name);
     }
@@ -180,7 +188,7 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   // ranges, keeps the per-plugin scores and sums them.
   double* const columns = buf.column.data();  // [plugin][node of the block]
   for (std::size_t p = 0; p < n_scores; ++p) {
-    scores_[p].plugin->ScoreBatch(out->cycle, nodes, scratch, status,
+    scores_[p].plugin->ScoreBatch(out->cycle, nodes, node_scratch, status,
                                   std::span<double>(columns + p * n, n));
     if (options.time_plugins) out->timings[score_timing_[p]].score += lap();
   }
@@ -190,30 +198,34 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   // compiler the per-node loop over them unrolls.
   switch (n_scores) {
     case 1:
-      CollectScores<1>(nodes, begin, columns, plugin_scores, options, out, best_score);
+      CollectScores<1>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
+                       best_score);
       break;
     case 2:
-      CollectScores<2>(nodes, begin, columns, plugin_scores, options, out, best_score);
+      CollectScores<2>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
+                       best_score);
       break;
     case 3:
-      CollectScores<3>(nodes, begin, columns, plugin_scores, options, out, best_score);
+      CollectScores<3>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
+                       best_score);
       break;
     case 4:
-      CollectScores<4>(nodes, begin, columns, plugin_scores, options, out, best_score);
+      CollectScores<4>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
+                       best_score);
       break;
     default:
-      CollectScores<0>(nodes, begin, columns, plugin_scores, options, out, best_score);
+      CollectScores<0>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
+                       best_score);
   }
 }
 
 template <std::size_t kScores>
 void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t begin,
                            const double* columns, double* plugin_scores, const RunOptions& options,
-                           Evaluation* out, double* best_score) const {
+                           Evaluation* out, NodeScratch* scratch, double* best_score) const {
   const std::size_t n = nodes.size();
   const std::size_t n_scores = kScores > 0 ? kScores : scores_.size();
   const double* const weights = weights_.data();
-  NodeScratch* const scratch = out->buffers.scratch.data();
   NodeResult* const results = out->nodes.data() + begin;
   for (std::size_t i = 0; i < n; ++i) {
     NodeResult& r = results[i];

@@ -261,9 +261,4 @@ struct PodDemand {
   std::string Key() const { return namespace_name + "/" + name; }
 };
 
-struct Placement {
-  std::string node;
-  GpuSet gpus;
-};
-
 }  // namespace tidal

@@ -42,19 +42,8 @@ struct Evaluation {
   // (empty otherwise), so that the hot path carries none of it.
   std::vector<std::vector<Status>> reasons;
   int best = -1;  // index into nodes of the highest final score; ties: first
-
-  // Working storage of Runner::Evaluate, not part of the result: kept here so that
-  // an Evaluation reused across calls (the extender's hot path) allocates nothing
-  // once warm.
-  // The buffers hold one block of nodes (see Runner::kBlock).
-  struct Buffers {
-    std::vector<NodeScratch> scratch;
-    std::vector<Status> one;     // one filter's verdicts (all_reasons)
-    std::vector<char> ok;        // status ok before the current filter (untagging filters)
-    std::vector<double> column;  // the score plugins' scores, [plugin][node]
-    bool reasons_used = false;   // some entry of reasons may be non-empty
-    bool scratch_dirty = false;  // scratch may hold something other than NodeScratch{}
-  } buffers;
+  // Some entry of `reasons` may be non-empty: cleared on the next call that reuses it.
+  bool reasons_used = false;
 
   // Every failure of node `node` (all_reasons), or none.
   std::span<const Status> Reasons(std::size_t node) const {
@@ -65,6 +54,18 @@ struct Evaluation {
     return plugin_scores[node * score_names.size() + plugin];
   }
   int FeasibleCount() const;
+};
+
+// Runner::Evaluate's working storage, apart from its result: a caller that
+// evaluates again and again (the extender's request parts, the simulators)
+// keeps one, so that nothing is allocated once warm. One per thread. The
+// buffers hold one block of nodes (Runner::kBlock).
+struct EvaluationScratch {
+  std::vector<NodeScratch> scratch;
+  std::vector<Status> one;     // one filter's verdicts (all_reasons)
+  std::vector<char> ok;        // status ok before the current filter (untagging filters)
+  std::vector<double> column;  // the score plugins' scores, [plugin][node]
+  bool dirty = false;          // scratch may hold something other than NodeScratch{}
 };
 
 struct RunOptions {
@@ -85,6 +86,9 @@ class Runner {
   };
   Runner(PolicyConfig config, std::vector<WeightedPlugin> plugins);
 
+  void Evaluate(const PodDemand& pod, std::span<const NodeState* const> nodes,
+                const RunOptions& options, Evaluation* out, EvaluationScratch* scratch) const;
+  // The same with working storage of its own, allocated for the call.
   void Evaluate(const PodDemand& pod, std::span<const NodeState* const> nodes,
                 const RunOptions& options, Evaluation* out) const;
   Evaluation Evaluate(const PodDemand& pod, std::span<const NodeState> nodes,
@@ -107,12 +111,13 @@ class Runner {
   void Add(std::unique_ptr<Plugin> plugin, double weight, bool use_score = true);
   // Filters then scores nodes [begin, begin + block.size()) into out.
   void EvaluateBlock(std::span<const NodeState* const> block, std::size_t begin,
-                     const RunOptions& options, Evaluation* out, double* best_score) const;
+                     const RunOptions& options, Evaluation* out, EvaluationScratch* buf,
+                     double* best_score) const;
   // The results of a block once scored: kScores score plugins (0: any number).
   template <std::size_t kScores>
   void CollectScores(std::span<const NodeState* const> nodes, std::size_t begin,
                      const double* columns, double* plugin_scores, const RunOptions& options,
-                     Evaluation* out, double* best_score) const;
+                     Evaluation* out, NodeScratch* scratch, double* best_score) const;
   [[gnu::cold]] void RejectOutOfRange(double* cells, const RunOptions& options, std::size_t index,
                                       Evaluation* out) const;
 

@@ -160,7 +160,7 @@ void EvaluatePart(const PartInputs& in, RequestPart* part) {
   ResolvePart(in, part);
   const std::size_t begin = part->begin, end = part->end;
   const std::span<const NodeState* const> mine(in.nodes.data() + begin, end - begin);
-  in.runner.Evaluate(in.pod, mine, RunOptions{false, false}, &part->eval);
+  in.runner.Evaluate(in.pod, mine, RunOptions{false, false}, &part->eval, &part->scratch);
   part->reasons.clear();
   part->rejections.clear();
   part->names_json.clear();

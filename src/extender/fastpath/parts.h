@@ -53,6 +53,7 @@ struct RequestPart {
   std::vector<NodeState> owned;       // overlays (Nodes mode) and unknown nodes
   std::vector<std::uint64_t> hashes;  // of the names, for NodeIndex
   Evaluation eval;
+  EvaluationScratch scratch;
   int unknown = 0;
   // Texts of FailedNodes, back to back: a warm context formats the reasons
   // without allocating. With where each rejected node's text ends.
