@@ -88,6 +88,9 @@ std::string NodeName(const AgentFlags& f) {
   throw InputError{"no node name: give --node-name or set NODE_NAME"};
 }
 
+// The process's wiring, start to stop, in one function on purpose: every object
+// here lives until the agent stops, destroyed in reverse order of construction
+// (the HTTP server before the collectors it reads).
 int RunAgent(const AgentFlags& f) {
   const std::int64_t interval_ms = ParseIntervalMs(f.interval);
   const std::string node = NodeName(f);

@@ -72,9 +72,7 @@ bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-int RunServe(const ServeFlags& f) {
-  const PolicyConfig config =
-      f.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(f.config);
+extender::ServerOptions ServerOptionsFrom(const ServeFlags& f) {
   extender::ServerOptions so;
   const ListenAddress verbs = ParseListen("--listen", f.listen);
   so.host = verbs.host;
@@ -93,14 +91,29 @@ int RunServe(const ServeFlags& f) {
   so.tls_key_file = f.tls_key;
   so.tls_client_ca_file = f.tls_client_ca;
   so.build = TidalBuild();
+  return so;
+}
 
+std::shared_ptr<spdlog::logger> MakeLogger(const std::string& log_level) {
   auto log =
       std::make_shared<spdlog::logger>("tidal", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  const auto level = spdlog::level::from_str(f.log_level);
-  if (level == spdlog::level::off && f.log_level != "off")
-    throw InputError{"--log-level " + f.log_level +
+  const auto level = spdlog::level::from_str(log_level);
+  if (level == spdlog::level::off && log_level != "off")
+    throw InputError{"--log-level " + log_level +
                      ": expected trace, debug, info, warn, error or off"};
   log->set_level(level);
+  return log;
+}
+
+// The process's wiring, start to stop, in one function on purpose: every object
+// here lives until the signal and is destroyed in reverse order of construction
+// (the informers and binder before the extender they call, the server before the
+// refresher); spread over helpers, those lifetimes would be too.
+int RunServe(const ServeFlags& f) {
+  const PolicyConfig config =
+      f.config.empty() ? DefaultPolicyConfig() : LoadPolicyConfigFile(f.config);
+  extender::ServerOptions so = ServerOptionsFrom(f);
+  auto log = MakeLogger(f.log_level);
   so.log = log;
 
   prom::ClientOptions po;

@@ -38,64 +38,13 @@ void Refresher::RefreshOnce() {
   SourceHealth& h = next->health;
   ++h.attempts;
   h.last_attempt_ms = now;
-  std::uint64_t catalog_gen = catalog_.generation();
   h.last_fetch_duration_ms = now - started;
   if (s.ok()) {
-    const std::size_t nodes_before = previous->snapshot ? previous->snapshot->nodes.size() : 0;
-    if (h.failing_since_ms != 0 || h.last_success_ms == 0) {
-      log_->info("metrics source {}: ok, {} nodes, {} series", source_.Describe(),
-                 snapshot->nodes.size(), snapshot->series);
-    } else if (snapshot->nodes.size() != nodes_before) {
-      // Series of nodes appearing or going (a new agent, or series for nodes the
-      // scheduler does not know: /debug/nodes lists them).
-      log_->info("metrics: {} nodes with series (was {})", snapshot->nodes.size(), nodes_before);
-    }
-    for (const auto& p : snapshot->problems) log_->warn("metrics: {}", p);
-    const bool slow = slow_after_ms_ > 0 && h.last_fetch_duration_ms > slow_after_ms_;
-    if (slow && !h.slow)
-      log_->warn("metrics source {} is slow: the fetch took {} ms (warning above {} ms)",
-                 source_.Describe(), h.last_fetch_duration_ms, slow_after_ms_);
-    if (!slow && h.slow)
-      log_->info("metrics source {}: fast again ({} ms)", source_.Describe(),
-                 h.last_fetch_duration_ms);
-    h.slow = slow;
-    // Doubtful readings (NaN, ±Inf, disagreeing duplicates...) make nodes unknown; say
-    // so when their number changes, with the first few reasons, not on every fetch.
-    std::size_t unusable = 0;
-    std::string examples;
-    for (const auto& [name, m] : snapshot->nodes) {
-      if (m.usable) continue;
-      if (++unusable <= 3)
-        examples += (examples.empty() ? "" : "; ") + name + ": " +
-                    (m.problems.empty() ? std::string("unusable") : m.problems.front());
-    }
-    if (unusable != h.unusable_nodes) {
-      if (unusable > 0) {
-        log_->warn("metrics: {} nodes have unusable readings and are unknown ({}{})", unusable,
-                   examples, unusable > 3 ? "; …" : "");
-      } else {
-        log_->info("metrics: every node's reading is usable again");
-      }
-    }
-    h.unusable_nodes = unusable;
+    LogFetched(*snapshot, previous->snapshot.get(), &h);
     h.last_success_ms = now;
     h.failing_since_ms = 0;
     h.last_error.clear();
-    if (inflight_) inflight_->Expire(now, *snapshot);
-    if (peaks_) peaks_->Sample(*snapshot);
-    if (learner_ && !learned_file_.empty() && learner_->dirty()) {
-      if (const Status saved = SaveLearnedMemory(learned_file_, learner_); !saved.ok())
-        log_->warn("memory learning: {}", saved.reason());
-    }
-    auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
-    BuildNodes(snapshot.get(), catalog_.Copy(&catalog_gen), nodes.get());
-    if (forecaster_)
-      for (const auto& [name, node] : *nodes)
-        if (node.metrics_known) forecaster_->Observe(name, node.sample_time_ms, node.load);
-    ApplyForecast(nodes.get(), now);
-    next->nodes = std::move(nodes);
-    next->catalog_generation = catalog_gen;
-    next->snapshot = std::move(snapshot);
+    UseSnapshot(std::move(snapshot), now, next.get());
   } else {
     ++h.failures;
     if (h.failing_since_ms == 0) {
@@ -103,15 +52,81 @@ void Refresher::RefreshOnce() {
       log_->warn("metrics source {} failed: {}", source_.Describe(), s.reason());
     }
     h.last_error = s.reason();
-    if (catalog_gen != next->catalog_generation) {
-      auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
-      BuildNodes(next->snapshot.get(), catalog_.Copy(&catalog_gen), nodes.get());
-      ApplyForecast(nodes.get(), now);
-      next->nodes = std::move(nodes);
-      next->catalog_generation = catalog_gen;
-    }
+    // The last snapshot goes on, with what the API server changed since.
+    std::uint64_t catalog_gen = catalog_.generation();
+    if (catalog_gen != next->catalog_generation) RebuildNodes(now, next.get());
   }
   PublishNodes(std::move(next));
+}
+
+// What a successful fetch says once, not on every fetch: the source back, nodes
+// with series appearing or going, the source turning slow or fast, the number of
+// unusable readings changing.
+void Refresher::LogFetched(const MetricsSnapshot& snapshot, const MetricsSnapshot* before,
+                           SourceHealth* h) {
+  const std::size_t nodes_before = before ? before->nodes.size() : 0;
+  if (h->failing_since_ms != 0 || h->last_success_ms == 0) {
+    log_->info("metrics source {}: ok, {} nodes, {} series", source_.Describe(),
+               snapshot.nodes.size(), snapshot.series);
+  } else if (snapshot.nodes.size() != nodes_before) {
+    // Series of nodes appearing or going (a new agent, or series for nodes the
+    // scheduler does not know: /debug/nodes lists them).
+    log_->info("metrics: {} nodes with series (was {})", snapshot.nodes.size(), nodes_before);
+  }
+  for (const auto& p : snapshot.problems) log_->warn("metrics: {}", p);
+  const bool slow = slow_after_ms_ > 0 && h->last_fetch_duration_ms > slow_after_ms_;
+  if (slow && !h->slow)
+    log_->warn("metrics source {} is slow: the fetch took {} ms (warning above {} ms)",
+               source_.Describe(), h->last_fetch_duration_ms, slow_after_ms_);
+  if (!slow && h->slow)
+    log_->info("metrics source {}: fast again ({} ms)", source_.Describe(),
+               h->last_fetch_duration_ms);
+  h->slow = slow;
+  // Doubtful readings (NaN, ±Inf, disagreeing duplicates...) make nodes unknown; say
+  // so when their number changes, with the first few reasons.
+  std::size_t unusable = 0;
+  std::string examples;
+  for (const auto& [name, m] : snapshot.nodes) {
+    if (m.usable) continue;
+    if (++unusable <= 3)
+      examples += (examples.empty() ? "" : "; ") + name + ": " +
+                  (m.problems.empty() ? std::string("unusable") : m.problems.front());
+  }
+  if (unusable != h->unusable_nodes) {
+    if (unusable > 0) {
+      log_->warn("metrics: {} nodes have unusable readings and are unknown ({}{})", unusable,
+                 examples, unusable > 3 ? "; …" : "");
+    } else {
+      log_->info("metrics: every node's reading is usable again");
+    }
+  }
+  h->unusable_nodes = unusable;
+}
+
+// A new snapshot: reservations it shows expire, peaks and the forecast learn
+// from it, and the view's nodes are built from it.
+void Refresher::UseSnapshot(std::shared_ptr<MetricsSnapshot> snapshot, TimeMs now,
+                            ClusterView* next) {
+  if (inflight_) inflight_->Expire(now, *snapshot);
+  if (peaks_) peaks_->Sample(*snapshot);
+  if (learner_ && !learned_file_.empty() && learner_->dirty()) {
+    if (const Status saved = SaveLearnedMemory(learned_file_, learner_); !saved.ok())
+      log_->warn("memory learning: {}", saved.reason());
+  }
+  next->snapshot = std::move(snapshot);
+  RebuildNodes(now, next, /*observe=*/true);
+}
+
+void Refresher::RebuildNodes(TimeMs now, ClusterView* next, bool observe) {
+  std::uint64_t catalog_gen = 0;
+  auto nodes = std::make_shared<std::unordered_map<std::string, NodeState>>();
+  BuildNodes(next->snapshot.get(), catalog_.Copy(&catalog_gen), nodes.get());
+  if (observe && forecaster_)
+    for (const auto& [name, node] : *nodes)
+      if (node.metrics_known) forecaster_->Observe(name, node.sample_time_ms, node.load);
+  ApplyForecast(nodes.get(), now);
+  next->nodes = std::move(nodes);
+  next->catalog_generation = catalog_gen;
 }
 
 void Refresher::PublishNodes(std::shared_ptr<ClusterView> next) {

@@ -83,6 +83,52 @@ bool Informer::List() {
   return true;
 }
 
+// One line of a watch stream, its event applied; false when the stream must
+// stop, `*end` saying how the watch ends.
+bool Informer::ApplyWatchLine(std::string_view line, WatchEnd* end, std::uint64_t* received) {
+  if (line.empty()) return true;
+  ++*received;
+  WatchEvent ev;
+  if (Status s = DecodeWatchEvent(line, &ev); !s.ok()) {
+    // Something was lost: only a fresh list is certain.
+    Fail("watch: " + s.reason());
+    *end = WatchEnd::kRelist;
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  switch (ev.type) {
+    case WatchEvent::Type::kBookmark:
+      ++stats_.bookmarks;
+      break;
+    case WatchEvent::Type::kError: {
+      ApiStatus st;
+      const bool ok = DecodeApiStatus(ev.object, &st).ok();
+      if (ok && (st.code == 410 || st.reason == "Expired" || st.reason == "Gone")) {
+        ++stats_.gone;
+        *end = WatchEnd::kRelist;
+      } else {
+        ++stats_.failures;
+        stats_.last_error = "watch ERROR event: " + (ok ? st.message : ev.object.substr(0, 200));
+        *end = WatchEnd::kFailed;
+      }
+      return false;
+    }
+    default:
+      ++stats_.events;
+      break;
+  }
+  if (!ev.resource_version.empty()) {
+    resource_version_ = ev.resource_version;
+    stats_.resource_version = ev.resource_version;
+  }
+  if (ev.type != WatchEvent::Type::kBookmark) {
+    mu_.unlock();
+    handler_.Apply(ev);
+    mu_.lock();
+  }
+  return true;
+}
+
 Informer::WatchEnd Informer::Watch() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -94,49 +140,8 @@ Informer::WatchEnd Informer::Watch() {
   WatchEnd end = WatchEnd::kResume;
   std::uint64_t received = 0;
   bool stop_stream = false;
-  auto on_line = [&](std::string_view line) {
-    if (line.empty()) return;
-    ++received;
-    WatchEvent ev;
-    if (Status s = DecodeWatchEvent(line, &ev); !s.ok()) {
-      // Something was lost: only a fresh list is certain.
-      Fail("watch: " + s.reason());
-      end = WatchEnd::kRelist;
-      stop_stream = true;
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    switch (ev.type) {
-      case WatchEvent::Type::kBookmark:
-        ++stats_.bookmarks;
-        break;
-      case WatchEvent::Type::kError: {
-        ApiStatus st;
-        const bool ok = DecodeApiStatus(ev.object, &st).ok();
-        if (ok && (st.code == 410 || st.reason == "Expired" || st.reason == "Gone")) {
-          ++stats_.gone;
-          end = WatchEnd::kRelist;
-        } else {
-          ++stats_.failures;
-          stats_.last_error = "watch ERROR event: " + (ok ? st.message : ev.object.substr(0, 200));
-          end = WatchEnd::kFailed;
-        }
-        stop_stream = true;
-        return;
-      }
-      default:
-        ++stats_.events;
-        break;
-    }
-    if (!ev.resource_version.empty()) {
-      resource_version_ = ev.resource_version;
-      stats_.resource_version = ev.resource_version;
-    }
-    if (ev.type != WatchEvent::Type::kBookmark) {
-      mu_.unlock();
-      handler_.Apply(ev);
-      mu_.lock();
-    }
+  const auto on_line = [&](std::string_view line) {
+    if (!ApplyWatchLine(line, &end, &received)) stop_stream = true;
   };
   const std::string path =
       Path("watch=1&allowWatchBookmarks=true&resourceVersion=" + UrlEncode(resource_version_) +

@@ -601,7 +601,8 @@ PolicyConfig LoadPolicyConfigFile(const std::string& path) {
 // Every double goes through Fmt, the shortest text that reads back exactly:
 // yaml-cpp's own << writes 17 digits (0.7 as 0.69999999999999996). Never
 // rounded here, derived values included: the dump must load back as the config
-// in effect (fuzz_config checks it).
+// in effect (fuzz_config checks it). Long because the config is: one line per
+// setting, in the file's order, easier to check against the schema as a list.
 std::string DumpPolicyConfig(const PolicyConfig& c) {
   YAML::Emitter out;
   auto pair = [&](const char* name, const ThresholdPair& p) {

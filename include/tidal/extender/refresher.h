@@ -81,6 +81,11 @@ class Refresher {
   // Publishes `next` (new nodes) with the reservations overlaid: the whole overlay
   // is made before the publish lock, what changed meanwhile under it.
   void PublishNodes(std::shared_ptr<ClusterView> next);
+  void LogFetched(const MetricsSnapshot& snapshot, const MetricsSnapshot* before, SourceHealth* h);
+  void UseSnapshot(std::shared_ptr<MetricsSnapshot> snapshot, TimeMs now, ClusterView* next);
+  // The view's nodes from its snapshot and the catalog as it is now; `observe`:
+  // the forecast learns from them (a new snapshot).
+  void RebuildNodes(TimeMs now, ClusterView* next, bool observe = false);
   // Brings `next`'s overlay (made against its nodes) up to the reservations' generation.
   void CatchUpReservations(ClusterView* next);
   void ApplyForecast(std::unordered_map<std::string, NodeState>* nodes, TimeMs now);

@@ -70,6 +70,7 @@ class Informer {
   enum class WatchEnd { kResume, kRelist, kFailed, kStopped };
   bool List();  // false: failed (stats say why) or stopped
   WatchEnd Watch();
+  bool ApplyWatchLine(std::string_view line, WatchEnd* end, std::uint64_t* received);
   bool Sleep(TimeMs ms);  // false: stopped
   void Fail(const std::string& error);
   std::string Path(const std::string& query) const;
