@@ -164,61 +164,68 @@ std::string RenderTable(const RunReport& r) {
   return out;
 }
 
+namespace {
+
+// {"node": value, …} over the policy's nodes, in order.
+template <class Value>
+std::string NodeMapJson(const PolicyResult& p, Value value) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& node : p.nodes) {
+    out += (first ? "" : ", ") + Quote(node) + ": " + value(node);
+    first = false;
+  }
+  return out + "}";
+}
+
+// One policy's object of summary.json, on one line.
+std::string PolicyJson(const PolicyResult& p) {
+  std::string out = "{";
+  out += "\"name\": " + Quote(p.name);
+  out += ", \"wait_mean_s\": " + Num(Mean(p.waits_s), 3);
+  out += ", \"wait_p50_s\": " + Num(Percentile(p.waits_s, 50), 3);
+  out += ", \"wait_p99_s\": " + Num(Percentile(p.waits_s, 99), 3);
+  out += ", \"jct_mean_s\": " + Num(Mean(p.jcts_s), 3);
+  out += ", \"jct_p99_s\": " + Num(Percentile(p.jcts_s, 99), 3);
+  out += ", \"makespan_s\": " + Num(p.makespan_s, 3);
+  out += ", \"tasks\": " + std::to_string(p.tasks);
+  out += ", \"completed\": " + std::to_string(p.completed);
+  out += ", \"pending_at_end\": " + std::to_string(p.pending_at_end);
+  out += ", \"running_at_end\": " + std::to_string(p.running_at_end);
+  out += ", \"starts\": " + std::to_string(p.starts);
+  out += ", \"oom_kills\": " + std::to_string(p.oom_kills);
+  if (p.rebalance) {
+    out += ", \"evictions\": " + std::to_string(p.evictions);
+    out += ", \"work_lost_s\": " + Num(p.work_lost_s, 3);
+  }
+  out += ", \"migration_rate\": " + Num(MigrationRate(p.oom_kills + p.evictions, p.starts), 6);
+  out += ", \"lscs_max\": " + Num(p.lscs_max, 6);
+  out += ", \"lscs_settle_s\": " +
+         (p.lscs_settle_s < 0 ? std::string("null") : Num(p.lscs_settle_s, 3));
+  out += ", \"nvlink_variance_max\": " + Num(p.nvlink_variance_max, 6);
+  out += ", \"gpu_overcommit_max\": " + Num(p.max_gpu_overcommit, 6);
+  out += ", \"gpu_mem_util_peak\": " +
+         NodeMapJson(p, [&](const std::string& n) { return Num(p.gpu_mem_util_peak.at(n), 6); });
+  out += ", \"gpu_mem_util_mean\": " +
+         NodeMapJson(p, [&](const std::string& n) { return Num(p.gpu_mem_util_mean.at(n), 6); });
+  out += ", \"starts_per_node\": " +
+         NodeMapJson(p, [&](const std::string& n) { return std::to_string(StartsOn(p, n)); });
+  out += ", \"max_pods_per_gpu\": " + std::to_string(p.max_pods_per_gpu);
+  out += ", \"tasks_per_hour\": " + Num(p.tasks_per_hour, 3);
+  out += ", \"events\": " + std::to_string(p.events);
+  return out + "}";
+}
+
+}  // namespace
+
 std::string RenderJson(const RunReport& r) {
   std::string out = "{\n";
   out += "  \"scenario\": " + Quote(r.scenario) + ",\n";
   out += "  \"cluster\": " + Quote(r.cluster) + ",\n";
   out += "  \"seed\": " + std::to_string(r.seed) + ",\n";
   out += "  \"policies\": [";
-  for (std::size_t i = 0; i < r.policies.size(); ++i) {
-    const PolicyResult& p = r.policies[i];
-    out += i ? ",\n    {" : "\n    {";
-    out += "\"name\": " + Quote(p.name);
-    out += ", \"wait_mean_s\": " + Num(Mean(p.waits_s), 3);
-    out += ", \"wait_p50_s\": " + Num(Percentile(p.waits_s, 50), 3);
-    out += ", \"wait_p99_s\": " + Num(Percentile(p.waits_s, 99), 3);
-    out += ", \"jct_mean_s\": " + Num(Mean(p.jcts_s), 3);
-    out += ", \"jct_p99_s\": " + Num(Percentile(p.jcts_s, 99), 3);
-    out += ", \"makespan_s\": " + Num(p.makespan_s, 3);
-    out += ", \"tasks\": " + std::to_string(p.tasks);
-    out += ", \"completed\": " + std::to_string(p.completed);
-    out += ", \"pending_at_end\": " + std::to_string(p.pending_at_end);
-    out += ", \"running_at_end\": " + std::to_string(p.running_at_end);
-    out += ", \"starts\": " + std::to_string(p.starts);
-    out += ", \"oom_kills\": " + std::to_string(p.oom_kills);
-    if (p.rebalance) {
-      out += ", \"evictions\": " + std::to_string(p.evictions);
-      out += ", \"work_lost_s\": " + Num(p.work_lost_s, 3);
-    }
-    out += ", \"migration_rate\": " + Num(MigrationRate(p.oom_kills + p.evictions, p.starts), 6);
-    out += ", \"lscs_max\": " + Num(p.lscs_max, 6);
-    out += ", \"lscs_settle_s\": " +
-           (p.lscs_settle_s < 0 ? std::string("null") : Num(p.lscs_settle_s, 3));
-    out += ", \"nvlink_variance_max\": " + Num(p.nvlink_variance_max, 6);
-    out += ", \"gpu_overcommit_max\": " + Num(p.max_gpu_overcommit, 6);
-    out += ", \"gpu_mem_util_peak\": {";
-    bool first = true;
-    for (const auto& node : p.nodes) {
-      out += (first ? "" : ", ") + Quote(node) + ": " + Num(p.gpu_mem_util_peak.at(node), 6);
-      first = false;
-    }
-    out += "}, \"gpu_mem_util_mean\": {";
-    first = true;
-    for (const auto& node : p.nodes) {
-      out += (first ? "" : ", ") + Quote(node) + ": " + Num(p.gpu_mem_util_mean.at(node), 6);
-      first = false;
-    }
-    out += "}, \"starts_per_node\": {";
-    first = true;
-    for (const auto& node : p.nodes) {
-      out += (first ? "" : ", ") + Quote(node) + ": " + std::to_string(StartsOn(p, node));
-      first = false;
-    }
-    out += "}, \"max_pods_per_gpu\": " + std::to_string(p.max_pods_per_gpu);
-    out += ", \"tasks_per_hour\": " + Num(p.tasks_per_hour, 3);
-    out += ", \"events\": " + std::to_string(p.events);
-    out += "}";
-  }
+  for (std::size_t i = 0; i < r.policies.size(); ++i)
+    out += (i ? ",\n    " : "\n    ") + PolicyJson(r.policies[i]);
   out += "\n  ]\n}\n";
   return out;
 }
