@@ -151,8 +151,445 @@ struct Candidate {
   int nvlink_gpus = 0;
   double score = 0, gain = 0, cost = 0, lscs_after = -1;
   double slow_from = 1, slow_to = 1;
+  double relief = 0;
+  TimeMs lost_ms = 0;
   RemainingRun remaining;
   std::string why_gain;
+};
+
+EffectiveThresholds NeutralThresholds(const Runner& policy) {
+  const PodDemand neutral;
+  return ResolveThresholds(policy.config(), neutral);
+}
+
+// One plan in the making: the inputs, what the window shows, and the cluster as
+// the moves planned so far leave it.
+struct Planning {
+  Planning(const Runner& runner, const PlannerConfig& config, const PlanInput& input)
+      : policy(runner),
+        cfg(config),
+        in(input),
+        thr(NeutralThresholds(runner)),
+        slots(runner.config().nvlink.slots_per_gpu) {
+    plan.at_ms = in.now_ms;
+    for (const auto& b : in.budgets) budget_left[b.Key()] = b.disruptions_allowed;
+  }
+
+  const Runner& policy;
+  const PlannerConfig& cfg;
+  const PlanInput& in;
+  const EffectiveThresholds thr;
+  const int slots;
+  Plan plan;
+  std::vector<const MetricsSnapshot*> hist;  // the sustain window, oldest first
+  std::string coverage;                      // empty: the history covers the window
+  std::vector<KubeNode> nodes;               // by name
+  std::map<std::string, NodeState> now;      // fresh nodes only, as the moves leave them
+  std::set<std::string> cordoned;
+  bool all_fresh = false;
+  std::map<std::string, std::string> hot;  // node → trigger
+  std::set<std::string> memory_hot;        // hot on GPU memory in every snapshot: OOM risk
+  bool lscs_high = false;
+  std::vector<std::pair<std::string, std::string>> sources;  // node, trigger
+  std::map<std::string, std::vector<NodeState>> windows;     // cache of WindowOf
+  std::map<std::string, int> budget_left;
+  std::set<std::string> moved_owners;
+  Evaluation eval;
+
+  std::nullopt_t AddSkip(std::string subject, std::string reason) {
+    plan.skipped.push_back({std::move(subject), std::move(reason)});
+    return std::nullopt;
+  }
+
+  void SelectHistory() {
+    for (const auto& s : in.snapshots)
+      if (s.fetched_at_ms <= in.now_ms && s.fetched_at_ms >= in.now_ms - cfg.sustain_ms)
+        hist.push_back(&s);
+    std::stable_sort(hist.begin(), hist.end(),
+                     [](auto* a, auto* b) { return a->fetched_at_ms < b->fetched_at_ms; });
+  }
+
+  // False (noted): no fresh snapshot, so nothing is moved.
+  bool NewestSnapshotFresh() {
+    if (hist.empty() || in.now_ms - hist.back()->fetched_at_ms > cfg.max_sample_age_ms) {
+      AddSkip("cluster", hist.empty() ? "no metrics snapshot: nothing is moved"
+                                      : fmt::format("newest snapshot is {} old "
+                                                    "(limit {}): nothing is moved",
+                                                    Dur(in.now_ms - hist.back()->fetched_at_ms),
+                                                    Dur(cfg.max_sample_age_ms)));
+      return false;
+    }
+    plan.metrics_ok = true;
+    return true;
+  }
+
+  // A trigger needs history that covers the window without holes.
+  void CheckCoverage() {
+    if (hist.front()->fetched_at_ms > in.now_ms - cfg.sustain_ms + cfg.max_gap_ms)
+      coverage = fmt::format("metrics history covers {} of the {} sustain window",
+                             Dur(in.now_ms - hist.front()->fetched_at_ms), Dur(cfg.sustain_ms));
+    for (std::size_t i = 1; i < hist.size() && coverage.empty(); ++i)
+      if (hist[i]->fetched_at_ms - hist[i - 1]->fetched_at_ms > cfg.max_gap_ms)
+        coverage = fmt::format("metrics history has a {} gap (limit {})",
+                               Dur(hist[i]->fetched_at_ms - hist[i - 1]->fetched_at_ms),
+                               Dur(cfg.max_gap_ms));
+    if (!coverage.empty()) AddSkip("cluster", coverage + ": no trigger can hold");
+  }
+
+  void KnownNodes() {
+    nodes = in.nodes;
+    if (nodes.empty()) {
+      // Every node seen in the window: one whose series vanished is stale, not gone.
+      std::set<std::string> seen;
+      for (const auto* s : hist)
+        for (const auto& [name, m] : s->nodes) seen.insert(name);
+      for (const auto& name : seen) {
+        KubeNode unknown;  // labels and allocatable not known: from the snapshot alone
+        unknown.name = name;
+        nodes.push_back(std::move(unknown));
+      }
+    }
+    std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  }
+
+  // A stale node is neither a source nor a target.
+  void FreshNodes() {
+    for (const auto& api : nodes) {
+      const NodeMetrics* m = nullptr;
+      const std::string why = Staleness(*hist.back(), api.name, cfg.max_sample_age_ms, &m);
+      if (!why.empty()) {
+        AddSkip("node " + api.name,
+                "metrics stale or missing (" + why + "): not moved from, not moved to");
+        continue;
+      }
+      now.emplace(api.name, MakeState(api, *m));
+      if (api.unschedulable) cordoned.insert(api.name);
+    }
+    all_fresh = now.size() == nodes.size() && !nodes.empty();
+    if (all_fresh) plan.lscs = LscsOf(now);
+  }
+
+  // Sustained: every snapshot in the window agrees, with fresh samples.
+  void FindHotNodes() {
+    for (const auto& api : nodes)
+      if (now.count(api.name)) CheckHot(api);
+  }
+
+  void CheckHot(const KubeNode& api) {
+    std::string first;
+    bool all_memory = true;
+    for (const auto* s : hist) {
+      const NodeMetrics* m = nullptr;
+      if (!Staleness(*s, api.name, cfg.max_sample_age_ms, &m).empty()) return;
+      const NodeState state = MakeState(api, *m);
+      const std::string over = OverReject(state, thr);
+      if (over.empty()) return;
+      all_memory = all_memory && state.load.gpu_memory > thr.gpu_memory.reject;
+      if (first.empty()) first = over;
+    }
+    hot[api.name] =
+        fmt::format("{} (now {}), above for {} ({} samples)", first,
+                    OverReject(now.at(api.name), thr), Dur(cfg.sustain_ms), hist.size());
+    plan.triggers.push_back("node " + api.name + ": " + hot[api.name]);
+    if (all_memory) memory_hot.insert(api.name);
+  }
+
+  // LSCS over every node; one stale node makes a snapshot's LSCS unknown.
+  void FindLscsTrigger() {
+    double lowest = 1;
+    lscs_high = all_fresh;
+    for (const auto* s : hist) {
+      if (!lscs_high) break;
+      std::vector<double> u;
+      for (const auto& api : nodes) {
+        const NodeMetrics* m = nullptr;
+        if (!Staleness(*s, api.name, cfg.max_sample_age_ms, &m).empty()) {
+          lscs_high = false;
+          break;
+        }
+        u.push_back(MakeState(api, *m).load.gpu_memory);
+      }
+      const double l = lscs_high ? Lscs(u) : 0;
+      if (l <= cfg.lscs_limit) lscs_high = false;
+      lowest = std::min(lowest, l);
+    }
+    if (lscs_high)
+      plan.triggers.push_back(fmt::format("cluster: LSCS {:.1f}% > {:.0f}% for {} (lowest {:.1f}%)",
+                                          plan.lscs * 100, cfg.lscs_limit * 100,
+                                          Dur(cfg.sustain_ms), lowest * 100));
+    else if (!all_fresh)
+      AddSkip("cluster", "LSCS unknown: a node's metrics are stale or missing");
+  }
+
+  // Hot nodes, fullest first; then, for LSCS, nodes above the mean.
+  void OrderSources() {
+    for (const auto& [name, why] : hot) sources.push_back({name, why});
+    auto fuller = [&](auto& a, auto& b) {
+      const double ua = NodeMemory(now.at(a.first)), ub = NodeMemory(now.at(b.first));
+      return ua != ub ? ua > ub : a.first < b.first;
+    };
+    std::stable_sort(sources.begin(), sources.end(), fuller);
+    if (!lscs_high) return;
+    double mean = 0;
+    for (const auto& [name, s] : now) mean += NodeMemory(s);
+    mean /= static_cast<double>(now.size());
+    std::vector<std::pair<std::string, std::string>> above;
+    for (const auto& [name, s] : now)
+      if (!hot.count(name) && NodeMemory(s) > mean)
+        above.push_back({name, fmt::format("LSCS {:.1f}% > {:.0f}%; GPU memory {}% above the "
+                                           "mean {}%",
+                                           plan.lscs * 100, cfg.lscs_limit * 100,
+                                           Pct(NodeMemory(s)), Pct(mean))});
+    std::stable_sort(above.begin(), above.end(), fuller);
+    sources.insert(sources.end(), above.begin(), above.end());
+  }
+
+  // A node as each snapshot of the window saw it, its fresh readings only.
+  const std::vector<NodeState>& WindowOf(const std::string& name) {
+    auto [it, added] = windows.try_emplace(name);
+    if (!added) return it->second;
+    for (const auto& api : nodes) {
+      if (api.name != name) continue;
+      for (const auto* s : hist) {
+        const NodeMetrics* m = nullptr;
+        if (Staleness(*s, name, cfg.max_sample_age_ms, &m).empty())
+          it->second.push_back(MakeState(api, *m));
+      }
+    }
+    return it->second;
+  }
+
+  // The move off `src` that gains most over its cost, if any, planned.
+  void PlanSource(const std::string& src, const std::string& trigger) {
+    if (static_cast<int>(plan.moves.size()) >= cfg.max_moves) {
+      AddSkip("node " + src,
+              fmt::format("the plan already has {} moves (max-moves)", cfg.max_moves));
+      return;
+    }
+    std::optional<Candidate> best;
+    const double lscs_before = LscsOf(now);
+    for (const PodInfo* p : PodsOn(src)) {
+      std::optional<Candidate> c = CandidateFor(*p, src, lscs_before);
+      if (c && (!best || c->gain - c->cost > best->gain - best->cost)) best = std::move(c);
+    }
+    if (!best) {
+      AddSkip("node " + src, "no pod on it can be moved with a gain");
+      return;
+    }
+    ApplyBest(src, trigger, *best, lscs_before);
+  }
+
+  std::vector<const PodInfo*> PodsOn(const std::string& src) const {
+    std::vector<const PodInfo*> here;
+    for (const auto& p : in.pods)
+      if (p.node == src && !p.deleting && p.phase != "Succeeded" && p.phase != "Failed" &&
+          p.demand.gpu_count > 0)
+        here.push_back(&p);
+    std::stable_sort(here.begin(), here.end(),
+                     [](auto* a, auto* b) { return a->Key() < b->Key(); });
+    return here;
+  }
+
+  // Moving `p` off `src` to the policy's pick, if it may move and the move pays.
+  std::optional<Candidate> CandidateFor(const PodInfo& p, const std::string& src,
+                                        double lscs_before) {
+    const std::string subject = "pod " + p.Key();
+    Candidate c;
+    c.pod = &p;
+    if (std::optional<std::string> why = WhyNotMovable(p, &c.traits)) return AddSkip(subject, *why);
+    const NodeResult* t = PickTarget(p, src, subject);
+    if (t == nullptr) return std::nullopt;
+    Aim(&c, *t);
+    Cost(&c);
+    Gain(&c, *t, src);
+    if (c.relief <= 0)
+      return AddSkip(subject,
+                     fmt::format("not slowed here more than at {}: a move gains nothing ({})", c.to,
+                                 c.why_gain));
+    // An LSCS source is one for the cluster's sake: its move must lower LSCS too.
+    if (!hot.count(src) && !LowersLscs(&c, src, lscs_before))
+      return AddSkip(subject, fmt::format("moving to {} would not lower LSCS ({:.1f}% → {:.1f}%)",
+                                          c.to, lscs_before * 100, c.lscs_after * 100));
+    if (c.gain < cfg.min_gain_over_cost * c.cost || c.gain <= 0)
+      return AddSkip(subject, fmt::format("gain {:.0f} GPU·s does not beat {:.1f} × cost {:.0f} "
+                                          "GPU·s (lost work {}, start-up {}) moving to {}: {}",
+                                          c.gain, cfg.min_gain_over_cost, c.cost, Dur(c.lost_ms),
+                                          Dur(c.traits.startup_ms), c.to, c.why_gain));
+    return c;
+  }
+
+  // Its annotations, controller, cooldown or a disruption budget; none: it may move.
+  std::optional<std::string> WhyNotMovable(const PodInfo& p, MoveTraits* traits) {
+    if (Status s = ParseMoveTraits(p.demand.annotations, cfg.default_startup_ms, traits); !s.ok())
+      return s.reason();
+    if (!traits->migratable) return "not movable (annotation tidal.io/migratable is not \"true\")";
+    if (p.owner.empty()) return "no controller would recreate it";
+    if (std::string cool = WhyCoolingDown(p); !cool.empty()) return cool;
+    if (std::string blocked = WhyBudgetForbids(p); !blocked.empty()) return blocked;
+    return std::nullopt;
+  }
+
+  std::string WhyCoolingDown(const PodInfo& p) const {
+    const std::string owner_key = p.demand.namespace_name + "/" + p.owner;
+    std::string cool;
+    for (const std::string& key : {p.Key(), owner_key}) {
+      const auto it = in.moved_at_ms.find(key);
+      if (it != in.moved_at_ms.end() && in.now_ms - it->second < cfg.cooldown_ms)
+        cool = fmt::format("moved {} ago (cooldown {})", Dur(in.now_ms - it->second),
+                           Dur(cfg.cooldown_ms));
+    }
+    if (cool.empty() && moved_owners.count(owner_key))
+      cool = "its controller has a move in this plan";
+    if (cool.empty() && p.started_ms < 0) cool = "start time unknown: the work lost cannot be told";
+    if (cool.empty() && in.now_ms - p.started_ms < cfg.cooldown_ms)
+      cool = fmt::format("started {} ago (cooldown {})", Dur(in.now_ms - p.started_ms),
+                         Dur(cfg.cooldown_ms));
+    return cool;
+  }
+
+  std::string WhyBudgetForbids(const PodInfo& p) {
+    for (const auto& b : in.budgets)
+      if (b.Covers(p.demand) && budget_left[b.Key()] <= 0)
+        return "PodDisruptionBudget " + b.Key() + " allows no disruption now";
+    return {};
+  }
+
+  // Every other fresh, schedulable node, judged by the extender's policy; none fits:
+  // null, noted.
+  const NodeResult* PickTarget(const PodInfo& p, const std::string& src,
+                               const std::string& subject) {
+    std::vector<const NodeState*> targets;
+    for (const auto& [name, s] : now)
+      if (name != src && !cordoned.count(name)) targets.push_back(&s);
+    if (targets.empty()) {
+      AddSkip(subject, "no other node with fresh metrics");
+      return nullptr;
+    }
+    policy.Evaluate(p.demand, targets, RunOptions{false, false}, &eval);
+    if (!eval.pod_status.ok() || eval.best < 0) {
+      std::string why = eval.pod_status.ok() ? std::string() : eval.pod_status.reason();
+      if (why.empty() && !eval.nodes.empty()) why = eval.nodes.front().status.reason();
+      AddSkip(subject, "no node fits it" + (why.empty() ? "" : ": " + why));
+      return nullptr;
+    }
+    return &eval.nodes[static_cast<std::size_t>(eval.best)];
+  }
+
+  void Aim(Candidate* c, const NodeResult& t) const {
+    const PodInfo& p = *c->pod;
+    c->to = t.node->name;
+    c->score = t.score;
+    c->need = eval.cycle.memory_need_per_gpu;
+    if (t.placed) {
+      c->to_gpus = t.gpus;
+    } else {
+      for (int g = 0; g < p.demand.gpu_count && g < static_cast<int>(t.node->gpus.size()); ++g)
+        c->to_gpus.Add(g);
+    }
+  }
+
+  void Cost(Candidate* c) const {
+    const PodInfo& p = *c->pod;
+    const double gpus = p.demand.gpu_count;
+    const TimeMs age = in.now_ms - p.started_ms;
+    c->lost_ms = WorkLostMs(age, c->traits.checkpoint_interval_ms);
+    c->cost = gpus * static_cast<double>(c->lost_ms + c->traits.startup_ms) / 1000.0;
+  }
+
+  // What the pod gains: the time it runs slower here than at the target, over
+  // the time it is expected to keep running (not a fixed horizon: a pod near
+  // its end gains little from any move).
+  void Gain(Candidate* c, const NodeResult& t, const std::string& src) {
+    const PodInfo& p = *c->pod;
+    const double gpus = p.demand.gpu_count;
+    const TimeMs age = in.now_ms - p.started_ms;
+    const double io_share = c->traits.io_share.value_or(
+        p.demand.load_type == LoadType::kIoHeavy ? kDefaultIoShareIoHeavy : kDefaultIoShare);
+    c->nvlink_gpus =
+        PodUsesNvlink(policy.config().nvlink, p.demand) ? std::max(1, p.demand.gpu_count) : 0;
+    const NodeState* here_at = LeastSlowdownHere(c, src, io_share);
+    c->slow_to = MostSlowdownThere(*c, *t.node, io_share);
+    const double speedup = std::max(0.0, 1 - c->slow_to / c->slow_from);
+    // Above the GPU-memory reject threshold the pod is at risk of an OOM kill,
+    // which no reading turns into a slowdown: as before, it counts as relieved
+    // in proportion to the target's score (a judgement, not a measurement).
+    const double risk = memory_hot.count(src) ? c->score / 100.0 : 0;
+    c->relief = std::max(speedup, risk);
+    c->remaining = EstimateRemaining(c->traits, age, in.now_ms, cfg.gain_horizon_ms);
+    c->gain = gpus * static_cast<double>(c->remaining.ms) / 1000.0 * c->relief;
+    c->why_gain =
+        fmt::format("slowdown here {}, at {} up to {:.2f}×",
+                    here_at ? DescribeSlowdown(EstimateSlowdown(*here_at, io_share, c->nvlink_gpus),
+                                               *here_at, io_share)
+                            : std::string("1.00×"),
+                    c->to, c->slow_to);
+    if (risk > speedup) c->why_gain += fmt::format("; OOM risk, target score {:.0f}", c->score);
+    c->why_gain += "; " + DescribeRemaining(c->remaining, age);
+  }
+
+  // Here: the least slowdown of the window (the trigger needs every snapshot
+  // fresh); there: the most, now included (a quiet moment at the target is no
+  // promise). Both sides judged as the window saw them, in the move's disfavour.
+  const NodeState* LeastSlowdownHere(Candidate* c, const std::string& src, double io_share) {
+    const NodeState* here_at = nullptr;
+    for (const NodeState& w : WindowOf(src)) {
+      const double v = EstimateSlowdown(w, io_share, c->nvlink_gpus).total();
+      if (!here_at || v < c->slow_from) {
+        c->slow_from = v;
+        here_at = &w;
+      }
+    }
+    return here_at;
+  }
+
+  // With this pod's own NVLink traffic added.
+  double MostSlowdownThere(const Candidate& c, const NodeState& target, double io_share) {
+    auto slow_there = [&](NodeState n) {
+      ShiftCompetition(&n, c.nvlink_gpus, slots, +1);
+      return EstimateSlowdown(n, io_share, c.nvlink_gpus).total();
+    };
+    double most = slow_there(target);
+    for (const NodeState& w : WindowOf(c.to)) most = std::max(most, slow_there(w));
+    return most;
+  }
+
+  bool LowersLscs(Candidate* c, const std::string& src, double lscs_before) const {
+    std::map<std::string, NodeState> after = now;
+    ApplyMove(&after.at(src), c->traits.gpus, c->pod->demand.gpu_count, &after.at(c->to),
+              c->to_gpus, c->need);
+    c->lscs_after = LscsOf(after);
+    return c->lscs_after < lscs_before;
+  }
+
+  void ApplyBest(const std::string& src, const std::string& trigger, const Candidate& best,
+                 double lscs_before) {
+    const PodInfo& p = *best.pod;
+    Move m;
+    m.pod = p.Key();
+    m.owner_key = p.demand.namespace_name + "/" + p.owner;
+    m.from = src;
+    m.to = best.to;
+    m.trigger = trigger;
+    m.gain_gpu_s = best.gain;
+    m.cost_gpu_s = best.cost;
+    m.target_score = best.score;
+    m.slowdown_from = best.slow_from;
+    m.slowdown_to = best.slow_to;
+    m.remaining_ms = best.remaining.ms;
+    m.reason =
+        fmt::format("{}; to {} (score {:.0f}); gain {:.0f} GPU·s > cost {:.0f} GPU·s ({})", trigger,
+                    m.to, m.target_score, m.gain_gpu_s, m.cost_gpu_s, best.why_gain);
+    if (best.lscs_after >= 0)
+      m.reason += fmt::format("; LSCS {:.1f}% → {:.1f}%", lscs_before * 100, best.lscs_after * 100);
+    for (const auto& b : in.budgets)
+      if (b.Covers(p.demand)) --budget_left[b.Key()];
+    moved_owners.insert(m.owner_key);
+    ApplyMove(&now.at(src), best.traits.gpus, p.demand.gpu_count, &now.at(m.to), best.to_gpus,
+              best.need);
+    ShiftCompetition(&now.at(src), best.nvlink_gpus, slots, -1);
+    ShiftCompetition(&now.at(m.to), best.nvlink_gpus, slots, +1);
+    plan.moves.push_back(std::move(m));
+  }
 };
 
 }  // namespace
@@ -184,369 +621,19 @@ std::vector<std::string> Validate(const PlannerConfig& c) {
 }
 
 Plan MakePlan(const Runner& policy, const PlannerConfig& cfg, const PlanInput& in) {
-  Plan plan;
-  plan.at_ms = in.now_ms;
-  // The history inside the sustain window, oldest first.
-  std::vector<const MetricsSnapshot*> hist;
-  for (const auto& s : in.snapshots)
-    if (s.fetched_at_ms <= in.now_ms && s.fetched_at_ms >= in.now_ms - cfg.sustain_ms)
-      hist.push_back(&s);
-  std::stable_sort(hist.begin(), hist.end(),
-                   [](auto* a, auto* b) { return a->fetched_at_ms < b->fetched_at_ms; });
-  if (hist.empty() || in.now_ms - hist.back()->fetched_at_ms > cfg.max_sample_age_ms) {
-    plan.skipped.push_back(
-        {"cluster", hist.empty() ? "no metrics snapshot: nothing is moved"
-                                 : fmt::format("newest snapshot is {} old "
-                                               "(limit {}): nothing is moved",
-                                               Dur(in.now_ms - hist.back()->fetched_at_ms),
-                                               Dur(cfg.max_sample_age_ms))});
-    return plan;
+  Planning p(policy, cfg, in);
+  p.SelectHistory();
+  if (!p.NewestSnapshotFresh()) return std::move(p.plan);
+  p.CheckCoverage();
+  p.KnownNodes();
+  p.FreshNodes();
+  if (p.coverage.empty()) {
+    p.FindHotNodes();
+    p.FindLscsTrigger();
   }
-  plan.metrics_ok = true;
-  // A trigger needs history that covers the window without holes.
-  std::string coverage;
-  if (hist.front()->fetched_at_ms > in.now_ms - cfg.sustain_ms + cfg.max_gap_ms)
-    coverage = fmt::format("metrics history covers {} of the {} sustain window",
-                           Dur(in.now_ms - hist.front()->fetched_at_ms), Dur(cfg.sustain_ms));
-  for (std::size_t i = 1; i < hist.size() && coverage.empty(); ++i)
-    if (hist[i]->fetched_at_ms - hist[i - 1]->fetched_at_ms > cfg.max_gap_ms)
-      coverage = fmt::format("metrics history has a {} gap (limit {})",
-                             Dur(hist[i]->fetched_at_ms - hist[i - 1]->fetched_at_ms),
-                             Dur(cfg.max_gap_ms));
-  if (!coverage.empty()) plan.skipped.push_back({"cluster", coverage + ": no trigger can hold"});
-
-  std::vector<KubeNode> nodes = in.nodes;
-  if (nodes.empty()) {
-    // Every node seen in the window: one whose series vanished is stale, not gone.
-    std::set<std::string> seen;
-    for (const auto* s : hist)
-      for (const auto& [name, m] : s->nodes) seen.insert(name);
-    for (const auto& name : seen) {
-      KubeNode unknown;  // labels and allocatable not known: from the snapshot alone
-      unknown.name = name;
-      nodes.push_back(std::move(unknown));
-    }
-  }
-  std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return a.name < b.name; });
-
-  const PodDemand neutral;
-  const EffectiveThresholds thr = ResolveThresholds(policy.config(), neutral);
-
-  // Now: fresh nodes only; a stale one is neither a source nor a target.
-  std::map<std::string, NodeState> now;
-  std::set<std::string> cordoned;
-  for (const auto& api : nodes) {
-    const NodeMetrics* m = nullptr;
-    const std::string why = Staleness(*hist.back(), api.name, cfg.max_sample_age_ms, &m);
-    if (!why.empty()) {
-      plan.skipped.push_back({"node " + api.name, "metrics stale or missing (" + why +
-                                                      "): not moved from, not moved to"});
-      continue;
-    }
-    now.emplace(api.name, MakeState(api, *m));
-    if (api.unschedulable) cordoned.insert(api.name);
-  }
-  const bool all_fresh = now.size() == nodes.size() && !nodes.empty();
-  if (all_fresh) plan.lscs = LscsOf(now);
-
-  // Sustained triggers: every snapshot in the window agrees, with fresh samples.
-  std::map<std::string, std::string> hot;  // node → trigger
-  std::set<std::string> memory_hot;        // hot on GPU memory in every snapshot: OOM risk
-  bool lscs_high = false;
-  if (coverage.empty()) {
-    for (const auto& api : nodes) {
-      if (!now.count(api.name)) continue;
-      std::string first;
-      bool all = true, all_memory = true;
-      for (const auto* s : hist) {
-        const NodeMetrics* m = nullptr;
-        if (!Staleness(*s, api.name, cfg.max_sample_age_ms, &m).empty()) {
-          all = false;
-          break;
-        }
-        const NodeState state = MakeState(api, *m);
-        const std::string over = OverReject(state, thr);
-        if (over.empty()) {
-          all = false;
-          break;
-        }
-        all_memory = all_memory && state.load.gpu_memory > thr.gpu_memory.reject;
-        if (first.empty()) first = over;
-      }
-      if (all) {
-        hot[api.name] =
-            fmt::format("{} (now {}), above for {} ({} samples)", first,
-                        OverReject(now.at(api.name), thr), Dur(cfg.sustain_ms), hist.size());
-        plan.triggers.push_back("node " + api.name + ": " + hot[api.name]);
-        if (all_memory) memory_hot.insert(api.name);
-      }
-    }
-    // LSCS over every node; one stale node makes a snapshot's LSCS unknown.
-    double lowest = 1;
-    lscs_high = all_fresh;
-    for (const auto* s : hist) {
-      if (!lscs_high) break;
-      std::vector<double> u;
-      for (const auto& api : nodes) {
-        const NodeMetrics* m = nullptr;
-        if (!Staleness(*s, api.name, cfg.max_sample_age_ms, &m).empty()) {
-          lscs_high = false;
-          break;
-        }
-        u.push_back(MakeState(api, *m).load.gpu_memory);
-      }
-      const double l = lscs_high ? Lscs(u) : 0;
-      if (l <= cfg.lscs_limit) lscs_high = false;
-      lowest = std::min(lowest, l);
-    }
-    if (lscs_high)
-      plan.triggers.push_back(fmt::format("cluster: LSCS {:.1f}% > {:.0f}% for {} (lowest {:.1f}%)",
-                                          plan.lscs * 100, cfg.lscs_limit * 100,
-                                          Dur(cfg.sustain_ms), lowest * 100));
-    else if (!all_fresh)
-      plan.skipped.push_back({"cluster", "LSCS unknown: a node's metrics are stale or missing"});
-  }
-
-  // Sources: hot nodes, fullest first; then, for LSCS, nodes above the mean.
-  std::vector<std::pair<std::string, std::string>> sources;
-  for (const auto& [name, why] : hot) sources.push_back({name, why});
-  auto fuller = [&](auto& a, auto& b) {
-    const double ua = NodeMemory(now.at(a.first)), ub = NodeMemory(now.at(b.first));
-    return ua != ub ? ua > ub : a.first < b.first;
-  };
-  std::stable_sort(sources.begin(), sources.end(), fuller);
-  if (lscs_high) {
-    double mean = 0;
-    for (const auto& [name, s] : now) mean += NodeMemory(s);
-    mean /= static_cast<double>(now.size());
-    std::vector<std::pair<std::string, std::string>> above;
-    for (const auto& [name, s] : now)
-      if (!hot.count(name) && NodeMemory(s) > mean)
-        above.push_back({name, fmt::format("LSCS {:.1f}% > {:.0f}%; GPU memory {}% above the "
-                                           "mean {}%",
-                                           plan.lscs * 100, cfg.lscs_limit * 100,
-                                           Pct(NodeMemory(s)), Pct(mean))});
-    std::stable_sort(above.begin(), above.end(), fuller);
-    sources.insert(sources.end(), above.begin(), above.end());
-  }
-  if (sources.empty()) return plan;
-
-  // A node as each snapshot of the window saw it, its fresh readings only.
-  std::map<std::string, std::vector<NodeState>> windows;
-  auto window_of = [&](const std::string& name) -> const std::vector<NodeState>& {
-    auto [it, added] = windows.try_emplace(name);
-    if (!added) return it->second;
-    for (const auto& api : nodes) {
-      if (api.name != name) continue;
-      for (const auto* s : hist) {
-        const NodeMetrics* m = nullptr;
-        if (Staleness(*s, name, cfg.max_sample_age_ms, &m).empty())
-          it->second.push_back(MakeState(api, *m));
-      }
-    }
-    return it->second;
-  };
-  const int slots = policy.config().nvlink.slots_per_gpu;
-
-  std::map<std::string, int> budget_left;
-  for (const auto& b : in.budgets) budget_left[b.Key()] = b.disruptions_allowed;
-  std::set<std::string> moved_owners;
-  Evaluation eval;
-  for (const auto& [src, trigger] : sources) {
-    if (static_cast<int>(plan.moves.size()) >= cfg.max_moves) {
-      plan.skipped.push_back(
-          {"node " + src, fmt::format("the plan already has {} moves (max-moves)", cfg.max_moves)});
-      continue;
-    }
-    std::vector<const PodInfo*> here;
-    for (const auto& p : in.pods)
-      if (p.node == src && !p.deleting && p.phase != "Succeeded" && p.phase != "Failed" &&
-          p.demand.gpu_count > 0)
-        here.push_back(&p);
-    std::stable_sort(here.begin(), here.end(),
-                     [](auto* a, auto* b) { return a->Key() < b->Key(); });
-    std::optional<Candidate> best;
-    const double lscs_before = LscsOf(now);
-    const std::vector<NodeState>& window = window_of(src);
-    for (const PodInfo* p : here) {
-      const std::string subject = "pod " + p->Key();
-      Candidate c;
-      c.pod = p;
-      if (Status s = ParseMoveTraits(p->demand.annotations, cfg.default_startup_ms, &c.traits);
-          !s.ok()) {
-        plan.skipped.push_back({subject, s.reason()});
-        continue;
-      }
-      if (!c.traits.migratable) {
-        plan.skipped.push_back(
-            {subject, "not movable (annotation tidal.io/migratable is not \"true\")"});
-        continue;
-      }
-      if (p->owner.empty()) {
-        plan.skipped.push_back({subject, "no controller would recreate it"});
-        continue;
-      }
-      const std::string owner_key = p->demand.namespace_name + "/" + p->owner;
-      std::string cool;
-      for (const std::string& key : {p->Key(), owner_key}) {
-        const auto it = in.moved_at_ms.find(key);
-        if (it != in.moved_at_ms.end() && in.now_ms - it->second < cfg.cooldown_ms)
-          cool = fmt::format("moved {} ago (cooldown {})", Dur(in.now_ms - it->second),
-                             Dur(cfg.cooldown_ms));
-      }
-      if (cool.empty() && moved_owners.count(owner_key))
-        cool = "its controller has a move in this plan";
-      if (cool.empty() && p->started_ms < 0)
-        cool = "start time unknown: the work lost cannot be told";
-      if (cool.empty() && in.now_ms - p->started_ms < cfg.cooldown_ms)
-        cool = fmt::format("started {} ago (cooldown {})", Dur(in.now_ms - p->started_ms),
-                           Dur(cfg.cooldown_ms));
-      if (!cool.empty()) {
-        plan.skipped.push_back({subject, cool});
-        continue;
-      }
-      std::string blocked;
-      for (const auto& b : in.budgets)
-        if (b.Covers(p->demand) && budget_left[b.Key()] <= 0) {
-          blocked = "PodDisruptionBudget " + b.Key() + " allows no disruption now";
-          break;
-        }
-      if (!blocked.empty()) {
-        plan.skipped.push_back({subject, blocked});
-        continue;
-      }
-      // Targets: every other fresh, schedulable node, judged by the extender's policy.
-      std::vector<const NodeState*> targets;
-      for (const auto& [name, s] : now)
-        if (name != src && !cordoned.count(name)) targets.push_back(&s);
-      if (targets.empty()) {
-        plan.skipped.push_back({subject, "no other node with fresh metrics"});
-        continue;
-      }
-      policy.Evaluate(p->demand, targets, RunOptions{false, false}, &eval);
-      if (!eval.pod_status.ok() || eval.best < 0) {
-        std::string why = eval.pod_status.ok() ? std::string() : eval.pod_status.reason();
-        if (why.empty() && !eval.nodes.empty()) why = eval.nodes.front().status.reason();
-        plan.skipped.push_back({subject, "no node fits it" + (why.empty() ? "" : ": " + why)});
-        continue;
-      }
-      const NodeResult& t = eval.nodes[static_cast<std::size_t>(eval.best)];
-      c.to = t.node->name;
-      c.score = t.score;
-      c.need = eval.cycle.memory_need_per_gpu;
-      if (t.placed) {
-        c.to_gpus = t.gpus;
-      } else {
-        for (int g = 0; g < p->demand.gpu_count && g < static_cast<int>(t.node->gpus.size()); ++g)
-          c.to_gpus.Add(g);
-      }
-      const double gpus = p->demand.gpu_count;
-      const TimeMs age = in.now_ms - p->started_ms;
-      const TimeMs lost = WorkLostMs(age, c.traits.checkpoint_interval_ms);
-      c.cost = gpus * static_cast<double>(lost + c.traits.startup_ms) / 1000.0;
-      // What the pod gains: the time it runs slower here than at the target, over
-      // the time it is expected to keep running (not a fixed horizon: a pod near
-      // its end gains little from any move).
-      const double io_share = c.traits.io_share.value_or(
-          p->demand.load_type == LoadType::kIoHeavy ? kDefaultIoShareIoHeavy : kDefaultIoShare);
-      c.nvlink_gpus =
-          PodUsesNvlink(policy.config().nvlink, p->demand) ? std::max(1, p->demand.gpu_count) : 0;
-      // Here: the least slowdown of the window (the trigger needs every snapshot
-      // fresh); there: the most, now included (a quiet moment at the target is no
-      // promise). Both sides judged as the window saw them, in the move's disfavour.
-      const NodeState* here_at = nullptr;
-      for (const NodeState& w : window) {
-        const double v = EstimateSlowdown(w, io_share, c.nvlink_gpus).total();
-        if (!here_at || v < c.slow_from) {
-          c.slow_from = v;
-          here_at = &w;
-        }
-      }
-      // With this pod's own NVLink traffic added.
-      auto slow_there = [&](NodeState n) {
-        ShiftCompetition(&n, c.nvlink_gpus, slots, +1);
-        return EstimateSlowdown(n, io_share, c.nvlink_gpus).total();
-      };
-      c.slow_to = slow_there(*t.node);
-      for (const NodeState& w : window_of(c.to)) c.slow_to = std::max(c.slow_to, slow_there(w));
-      const double speedup = std::max(0.0, 1 - c.slow_to / c.slow_from);
-      // Above the GPU-memory reject threshold the pod is at risk of an OOM kill,
-      // which no reading turns into a slowdown: as before, it counts as relieved
-      // in proportion to the target's score (a judgement, not a measurement).
-      const double risk = memory_hot.count(src) ? c.score / 100.0 : 0;
-      const double relief = std::max(speedup, risk);
-      c.remaining = EstimateRemaining(c.traits, age, in.now_ms, cfg.gain_horizon_ms);
-      c.gain = gpus * static_cast<double>(c.remaining.ms) / 1000.0 * relief;
-      c.why_gain = fmt::format(
-          "slowdown here {}, at {} up to {:.2f}×",
-          here_at ? DescribeSlowdown(EstimateSlowdown(*here_at, io_share, c.nvlink_gpus), *here_at,
-                                     io_share)
-                  : std::string("1.00×"),
-          c.to, c.slow_to);
-      if (risk > speedup) c.why_gain += fmt::format("; OOM risk, target score {:.0f}", c.score);
-      c.why_gain += "; " + DescribeRemaining(c.remaining, age);
-      if (relief <= 0) {
-        plan.skipped.push_back(
-            {subject, fmt::format("not slowed here more than at {}: a move gains nothing ({})",
-                                  c.to, c.why_gain)});
-        continue;
-      }
-      // An LSCS source is one for the cluster's sake: its move must lower LSCS too.
-      if (!hot.count(src)) {
-        std::map<std::string, NodeState> after = now;
-        ApplyMove(&after.at(src), c.traits.gpus, p->demand.gpu_count, &after.at(c.to), c.to_gpus,
-                  c.need);
-        c.lscs_after = LscsOf(after);
-        if (!(c.lscs_after < lscs_before)) {
-          plan.skipped.push_back(
-              {subject, fmt::format("moving to {} would not lower LSCS ({:.1f}% → {:.1f}%)", c.to,
-                                    lscs_before * 100, c.lscs_after * 100)});
-          continue;
-        }
-      }
-      if (c.gain < cfg.min_gain_over_cost * c.cost || c.gain <= 0) {
-        plan.skipped.push_back(
-            {subject, fmt::format("gain {:.0f} GPU·s does not beat {:.1f} × cost {:.0f} GPU·s "
-                                  "(lost work {}, start-up {}) moving to {}: {}",
-                                  c.gain, cfg.min_gain_over_cost, c.cost, Dur(lost),
-                                  Dur(c.traits.startup_ms), c.to, c.why_gain)});
-        continue;
-      }
-      if (!best || c.gain - c.cost > best->gain - best->cost) best = c;
-    }
-    if (!best) {
-      plan.skipped.push_back({"node " + src, "no pod on it can be moved with a gain"});
-      continue;
-    }
-    const PodInfo& p = *best->pod;
-    Move m;
-    m.pod = p.Key();
-    m.owner_key = p.demand.namespace_name + "/" + p.owner;
-    m.from = src;
-    m.to = best->to;
-    m.trigger = trigger;
-    m.gain_gpu_s = best->gain;
-    m.cost_gpu_s = best->cost;
-    m.target_score = best->score;
-    m.slowdown_from = best->slow_from;
-    m.slowdown_to = best->slow_to;
-    m.remaining_ms = best->remaining.ms;
-    m.reason =
-        fmt::format("{}; to {} (score {:.0f}); gain {:.0f} GPU·s > cost {:.0f} GPU·s ({})", trigger,
-                    m.to, m.target_score, m.gain_gpu_s, m.cost_gpu_s, best->why_gain);
-    if (best->lscs_after >= 0)
-      m.reason +=
-          fmt::format("; LSCS {:.1f}% → {:.1f}%", lscs_before * 100, best->lscs_after * 100);
-    for (const auto& b : in.budgets)
-      if (b.Covers(p.demand)) --budget_left[b.Key()];
-    moved_owners.insert(m.owner_key);
-    ApplyMove(&now.at(src), best->traits.gpus, p.demand.gpu_count, &now.at(m.to), best->to_gpus,
-              best->need);
-    ShiftCompetition(&now.at(src), best->nvlink_gpus, slots, -1);
-    ShiftCompetition(&now.at(m.to), best->nvlink_gpus, slots, +1);
-    plan.moves.push_back(std::move(m));
-  }
-  return plan;
+  p.OrderSources();
+  for (const auto& [src, trigger] : p.sources) p.PlanSource(src, trigger);
+  return std::move(p.plan);
 }
 
 std::string FormatPlan(const Plan& plan) {
