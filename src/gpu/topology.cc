@@ -321,91 +321,122 @@ Assign AssignAttributes(std::string_view line, const std::vector<Token>& tokens,
   return Assign::kOk;
 }
 
-}  // namespace
+std::string ExpectedHeader(std::string_view got) {
+  return "expected the header row of `nvidia-smi topo -m` naming the device columns "
+         "(GPU0 GPU1 ... CPU Affinity NUMA Affinity)" +
+         std::string(got);
+}
 
-// Builds into a local value so that *out is left untouched on error.
-Status ParseTopoMatrix(std::string_view text, GpuTopology* out) {
-  if (out == nullptr) return Status::Error("topo -m: no output GpuTopology given");
-  const std::vector<std::string> lines = SplitLines(text);
-  std::size_t next = 0;
-  const auto skip_blank = [&] {
-    while (next < lines.size() && Trim(lines[next]).empty()) ++next;
-  };
-  const std::size_t end_line_no = lines.size() + 1;
-  const std::string kHeaderShape =
-      "expected the header row of `nvidia-smi topo -m` naming the device columns "
-      "(GPU0 GPU1 ... CPU Affinity NUMA Affinity)";
+// One `nvidia-smi topo -m` output read into a topology: the header, one row per
+// device column, then the legend.
+struct MatrixReader {
+  explicit MatrixReader(std::string_view text)
+      : lines(SplitLines(text)), end_line_no(lines.size() + 1) {}
 
-  // Header.
-  skip_blank();
-  if (next == lines.size()) return LineError(end_line_no, kHeaderShape + ", got end of input");
-  const std::size_t header_no = next + 1;
-  const std::string& header_line = lines[next++];
-  std::vector<std::string> devices;
-  std::vector<std::string> attributes;
-  for (std::string& name : HeaderNames(header_line)) {
-    if (attributes.empty() && !IsKnownAttribute(name) && name.find(' ') == std::string::npos) {
-      devices.push_back(std::move(name));
-    } else {
-      attributes.push_back(std::move(name));
-    }
-  }
-  for (const std::string& d : devices) {
-    if (ParseCell(d)) {
-      return LineError(header_no, kHeaderShape + ", but " + Quote(Trim(header_line)) +
-                                      " looks like a matrix row; is the header missing?");
-    }
-  }
-  if (devices.empty() || !IsGpuName(devices.front())) {
-    return LineError(header_no, kHeaderShape + ", got " + Quote(Trim(header_line)));
-  }
+  const std::vector<std::string> lines;
+  const std::size_t end_line_no;
+  std::size_t next = 0;                 // the first line not read yet
+  std::vector<std::string> devices;     // the matrix's columns, in header order
+  std::vector<std::string> attributes;  // the columns after the matrix
+  std::vector<int> gpu_of;              // device column → GPU index, or -1
+  std::vector<int> nic_of;              // device column → NIC index, or -1
+  int cpu_col = -1, numa_col = -1, gpu_numa_col = -1;
   GpuTopology topo;
-  std::vector<int> gpu_of(devices.size(), -1);  // device column → GPU index, or -1
-  std::vector<int> nic_of(devices.size(), -1);  // device column → NIC index, or -1
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    if (!IsDeviceName(devices[d])) {
-      return LineError(header_no, "column name " + Quote(devices[d]) +
-                                      " is not a device name (expected GPU#, NIC# or a NIC "
-                                      "device such as mlx5_0)");
-    }
-    for (std::size_t e = 0; e < d; ++e) {
-      if (devices[e] == devices[d]) {
-        return LineError(header_no, "column " + Quote(devices[d]) + " appears twice in the header");
+
+  Status Read() {
+    if (Status s = ReadHeader(); !s.ok()) return s;
+    SizeTopology();
+    // One row per device column, in header order.
+    for (std::size_t r = 0; r < devices.size(); ++r)
+      if (Status s = ReadRow(r); !s.ok()) return s;
+    if (Status s = CheckNoFurtherRow(); !s.ok()) return s;
+    ReadNicLegend();
+    return Status::Ok();
+  }
+
+  void SkipBlank() {
+    while (next < lines.size() && Trim(lines[next]).empty()) ++next;
+  }
+
+  Status ReadHeader() {
+    SkipBlank();
+    if (next == lines.size()) return LineError(end_line_no, ExpectedHeader(", got end of input"));
+    const std::size_t header_no = next + 1;
+    const std::string& header_line = lines[next++];
+    for (std::string& name : HeaderNames(header_line)) {
+      if (attributes.empty() && !IsKnownAttribute(name) && name.find(' ') == std::string::npos) {
+        devices.push_back(std::move(name));
+      } else {
+        attributes.push_back(std::move(name));
       }
     }
-    if (IsGpuName(devices[d])) {
-      gpu_of[d] = static_cast<int>(topo.gpus.size());
-      topo.gpus.push_back(devices[d]);
-    } else {
-      nic_of[d] = static_cast<int>(topo.nics.size());
-      topo.nics.push_back(devices[d]);
+    for (const std::string& d : devices) {
+      if (ParseCell(d)) {
+        return LineError(header_no, ExpectedHeader(", but " + Quote(Trim(header_line)) +
+                                                   " looks like a matrix row; is the header "
+                                                   "missing?"));
+      }
+    }
+    if (devices.empty() || !IsGpuName(devices.front())) {
+      return LineError(header_no, ExpectedHeader(", got " + Quote(Trim(header_line))));
+    }
+    if (Status s = AddDevices(header_no); !s.ok()) return s;
+    FindAttributeColumns();
+    return Status::Ok();
+  }
+
+  // Each device column as a GPU or a NIC of the topology.
+  Status AddDevices(std::size_t header_no) {
+    gpu_of.assign(devices.size(), -1);
+    nic_of.assign(devices.size(), -1);
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      if (!IsDeviceName(devices[d])) {
+        return LineError(header_no, "column name " + Quote(devices[d]) +
+                                        " is not a device name (expected GPU#, NIC# or a NIC "
+                                        "device such as mlx5_0)");
+      }
+      for (std::size_t e = 0; e < d; ++e) {
+        if (devices[e] == devices[d]) {
+          return LineError(header_no,
+                           "column " + Quote(devices[d]) + " appears twice in the header");
+        }
+      }
+      if (IsGpuName(devices[d])) {
+        gpu_of[d] = static_cast<int>(topo.gpus.size());
+        topo.gpus.push_back(devices[d]);
+      } else {
+        nic_of[d] = static_cast<int>(topo.nics.size());
+        topo.nics.push_back(devices[d]);
+      }
+    }
+    if (topo.gpus.size() > static_cast<std::size_t>(kMaxGpusPerNode)) {
+      return LineError(header_no, "the header names " + std::to_string(topo.gpus.size()) +
+                                      " GPUs, more than the " + std::to_string(kMaxGpusPerNode) +
+                                      " a node may have");
+    }
+    return Status::Ok();
+  }
+
+  void FindAttributeColumns() {
+    for (std::size_t a = 0; a < attributes.size(); ++a) {
+      if (attributes[a] == kCpuAffinity) cpu_col = static_cast<int>(a);
+      if (attributes[a] == kNumaAffinity) numa_col = static_cast<int>(a);
+      if (attributes[a] == kGpuNumaId) gpu_numa_col = static_cast<int>(a);
     }
   }
-  if (topo.gpus.size() > static_cast<std::size_t>(kMaxGpusPerNode)) {
-    return LineError(header_no, "the header names " + std::to_string(topo.gpus.size()) +
-                                    " GPUs, more than the " + std::to_string(kMaxGpusPerNode) +
-                                    " a node may have");
-  }
-  int cpu_col = -1, numa_col = -1, gpu_numa_col = -1;
-  for (std::size_t a = 0; a < attributes.size(); ++a) {
-    if (attributes[a] == kCpuAffinity) cpu_col = static_cast<int>(a);
-    if (attributes[a] == kNumaAffinity) numa_col = static_cast<int>(a);
-    if (attributes[a] == kGpuNumaId) gpu_numa_col = static_cast<int>(a);
+
+  void SizeTopology() {
+    const std::size_t g = topo.gpus.size();
+    topo.gpu_links.assign(g, std::vector<TopoCell>(g));
+    topo.gpu_nic.assign(g, std::vector<TopoCell>(topo.nics.size()));
+    topo.cpu_affinity.assign(g, std::string());
+    topo.numa_affinity.assign(g, std::string());
   }
 
-  const std::size_t n = devices.size();
-  const std::size_t k = attributes.size();
-  const std::size_t g = topo.gpus.size();
-  topo.gpu_links.assign(g, std::vector<TopoCell>(g));
-  topo.gpu_nic.assign(g, std::vector<TopoCell>(topo.nics.size()));
-  topo.cpu_affinity.assign(g, std::string());
-  topo.numa_affinity.assign(g, std::string());
-  const std::string columns = devices.front() + ".." + devices.back();
-
-  // One row per device column, in header order.
-  for (std::size_t r = 0; r < n; ++r) {
+  Status ReadRow(std::size_t r) {
+    const std::size_t n = devices.size();
     const std::string& want = devices[r];
-    skip_blank();
+    SkipBlank();
     if (next == lines.size()) {
       return LineError(end_line_no, "expected the row for " + want + ", got end of input; the " +
                                         "header names " + Plural(n, "device column") +
@@ -423,30 +454,40 @@ Status ParseTopoMatrix(std::string_view text, GpuTopology* out) {
     if (tokens.size() < n + 1) {
       return LineError(line_no, "row " + want + " has " + Plural(tokens.size() - 1, "link cell") +
                                     ", expected " + std::to_string(n) + " (one per device column " +
-                                    columns + ")");
+                                    devices.front() + ".." + devices.back() + ")");
     }
-    for (std::size_t c = 0; c < n; ++c) {
-      const std::string_view cell_text = tokens[c + 1].text;
-      const std::optional<TopoCell> cell = ParseCell(cell_text);
-      const std::string where = "row " + want + ", column " + devices[c] + ": ";
-      if (!cell) {
-        return LineError(line_no, where + "unknown link code " + Quote(cell_text) +
-                                      " (expected X, NV#, PIX, PXB, PHB, NODE or SYS)");
-      }
-      if (c == r && cell->kind != LinkKind::kSelf) {
-        return LineError(line_no,
-                         where + "expected X (the device itself), got " + Quote(cell_text));
-      }
-      if (c != r && cell->kind == LinkKind::kSelf) {
-        return LineError(line_no, where + "X (the device itself) appears off the diagonal");
-      }
-      if (gpu_of[r] < 0) continue;  // NIC rows repeat what the GPU rows say
-      const auto gr = static_cast<std::size_t>(gpu_of[r]);
-      if (gpu_of[c] >= 0) topo.gpu_links[gr][static_cast<std::size_t>(gpu_of[c])] = *cell;
-      if (nic_of[c] >= 0) topo.gpu_nic[gr][static_cast<std::size_t>(nic_of[c])] = *cell;
-    }
+    for (std::size_t c = 0; c < n; ++c)
+      if (Status s = ReadLink(r, c, line_no, tokens[c + 1].text); !s.ok()) return s;
+    return ReadAttributes(r, line_no, line, tokens);
+  }
 
-    // The cells after the matrix: affinity columns on GPU rows, nothing on NIC rows.
+  // The cell of row r, column c.
+  Status ReadLink(std::size_t r, std::size_t c, std::size_t line_no, std::string_view cell_text) {
+    const std::optional<TopoCell> cell = ParseCell(cell_text);
+    const std::string where = "row " + devices[r] + ", column " + devices[c] + ": ";
+    if (!cell) {
+      return LineError(line_no, where + "unknown link code " + Quote(cell_text) +
+                                    " (expected X, NV#, PIX, PXB, PHB, NODE or SYS)");
+    }
+    if (c == r && cell->kind != LinkKind::kSelf) {
+      return LineError(line_no, where + "expected X (the device itself), got " + Quote(cell_text));
+    }
+    if (c != r && cell->kind == LinkKind::kSelf) {
+      return LineError(line_no, where + "X (the device itself) appears off the diagonal");
+    }
+    if (gpu_of[r] < 0) return Status::Ok();  // NIC rows repeat what the GPU rows say
+    const auto gr = static_cast<std::size_t>(gpu_of[r]);
+    if (gpu_of[c] >= 0) topo.gpu_links[gr][static_cast<std::size_t>(gpu_of[c])] = *cell;
+    if (nic_of[c] >= 0) topo.gpu_nic[gr][static_cast<std::size_t>(nic_of[c])] = *cell;
+    return Status::Ok();
+  }
+
+  // The cells after the matrix: affinity columns on GPU rows, nothing on NIC rows.
+  Status ReadAttributes(std::size_t r, std::size_t line_no, std::string_view line,
+                        const std::vector<Token>& tokens) {
+    const std::size_t n = devices.size();
+    const std::size_t k = attributes.size();
+    const std::string& want = devices[r];
     std::vector<std::string_view> values;
     switch (AssignAttributes(line, tokens, n, k, &values)) {
       case Assign::kOk:
@@ -462,57 +503,76 @@ Status ParseTopoMatrix(std::string_view text, GpuTopology* out) {
                                       JoinNames(attributes) +
                                       " the cells after the matrix belong to");
     }
-    if (gpu_of[r] < 0) continue;
+    if (gpu_of[r] < 0) return Status::Ok();
     const auto gr = static_cast<std::size_t>(gpu_of[r]);
-    const auto check_list = [&](int col, std::string* store) -> Status {
-      if (col < 0) return Status::Ok();
-      const std::string_view v = values[static_cast<std::size_t>(col)];
-      if (v.empty() || v == kNotAvailable) return Status::Ok();
-      if (!IsIdList(v)) {
-        return LineError(line_no, "row " + want + ": " + attributes[static_cast<std::size_t>(col)] +
-                                      " " + Quote(v) +
-                                      " is not a list such as 0-31,64-95 or 3, nor N/A");
-      }
-      if (store != nullptr) *store = std::string(v);
-      return Status::Ok();
-    };
-    if (Status s = check_list(cpu_col, &topo.cpu_affinity[gr]); !s.ok()) return s;
-    if (Status s = check_list(numa_col, &topo.numa_affinity[gr]); !s.ok()) return s;
-    if (Status s = check_list(gpu_numa_col, nullptr); !s.ok()) return s;
+    if (Status s = CheckIdList(r, line_no, values, cpu_col, &topo.cpu_affinity[gr]); !s.ok())
+      return s;
+    if (Status s = CheckIdList(r, line_no, values, numa_col, &topo.numa_affinity[gr]); !s.ok())
+      return s;
+    return CheckIdList(r, line_no, values, gpu_numa_col, nullptr);
+  }
+
+  // The value of attribute column `col` (-1: absent), stored in `store` if given.
+  Status CheckIdList(std::size_t r, std::size_t line_no,
+                     const std::vector<std::string_view>& values, int col,
+                     std::string* store) const {
+    if (col < 0) return Status::Ok();
+    const std::string_view v = values[static_cast<std::size_t>(col)];
+    if (v.empty() || v == kNotAvailable) return Status::Ok();
+    if (!IsIdList(v)) {
+      return LineError(line_no, "row " + devices[r] + ": " +
+                                    attributes[static_cast<std::size_t>(col)] + " " + Quote(v) +
+                                    " is not a list such as 0-31,64-95 or 3, nor N/A");
+    }
+    if (store != nullptr) *store = std::string(v);
+    return Status::Ok();
   }
 
   // A further matrix row means the header lacks a column.
-  skip_blank();
-  if (next < lines.size()) {
-    const std::vector<Token> tokens = Tokenize(lines[next]);
-    if (tokens.size() >= 2 && IsDeviceName(tokens[0].text) && ParseCell(tokens[1].text)) {
-      return LineError(next + 1, "found a row for " + Quote(tokens[0].text) + " after the " +
-                                     Plural(n, "row") +
-                                     " named by the header (the matrix must be square; is a "
-                                     "column missing from the header?)");
+  Status CheckNoFurtherRow() {
+    SkipBlank();
+    if (next < lines.size()) {
+      const std::vector<Token> tokens = Tokenize(lines[next]);
+      if (tokens.size() >= 2 && IsDeviceName(tokens[0].text) && ParseCell(tokens[1].text)) {
+        return LineError(next + 1, "found a row for " + Quote(tokens[0].text) + " after the " +
+                                       Plural(devices.size(), "row") +
+                                       " named by the header (the matrix must be square; is a "
+                                       "column missing from the header?)");
+      }
     }
+    return Status::Ok();
   }
 
   // The legend after the matrix is ignored except for the "NIC Legend:" block.
-  for (std::size_t i = next; i < lines.size(); ++i) {
-    if (Trim(lines[i]) != "NIC Legend:") continue;
-    for (std::size_t j = i + 1; j < lines.size(); ++j) {
-      const std::string_view entry = Trim(lines[j]);
-      if (entry.empty()) {
-        if (topo.nic_legend.empty()) continue;
-        break;
+  void ReadNicLegend() {
+    for (std::size_t i = next; i < lines.size(); ++i) {
+      if (Trim(lines[i]) != "NIC Legend:") continue;
+      for (std::size_t j = i + 1; j < lines.size(); ++j) {
+        const std::string_view entry = Trim(lines[j]);
+        if (entry.empty()) {
+          if (topo.nic_legend.empty()) continue;
+          break;
+        }
+        const std::size_t colon = entry.find(':');
+        if (colon == std::string_view::npos) break;
+        const std::string_view name = Trim(entry.substr(0, colon));
+        const std::string_view device = Trim(entry.substr(colon + 1));
+        if (!IsDeviceName(name) || !IsDeviceName(device)) break;
+        topo.nic_legend.emplace_back(std::string(name), std::string(device));
       }
-      const std::size_t colon = entry.find(':');
-      if (colon == std::string_view::npos) break;
-      const std::string_view name = Trim(entry.substr(0, colon));
-      const std::string_view device = Trim(entry.substr(colon + 1));
-      if (!IsDeviceName(name) || !IsDeviceName(device)) break;
-      topo.nic_legend.emplace_back(std::string(name), std::string(device));
+      break;
     }
-    break;
   }
+};
 
-  *out = std::move(topo);
+}  // namespace
+
+// Builds into a local value so that *out is left untouched on error.
+Status ParseTopoMatrix(std::string_view text, GpuTopology* out) {
+  if (out == nullptr) return Status::Error("topo -m: no output GpuTopology given");
+  MatrixReader reader(text);
+  if (Status s = reader.Read(); !s.ok()) return s;
+  *out = std::move(reader.topo);
   return Status::Ok();
 }
 
