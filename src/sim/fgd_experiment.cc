@@ -453,7 +453,8 @@ class SeedPlacer {
   // Evaluates the dirty nodes (two_stage: filters only) into v.
   void Rescore(const PodDemand& pod, ShapeVerdicts* v, bool first_of_shape, FgdSeedRun* run) {
     if (dirty_.empty()) return;
-    (two_stage_ ? *fit_ : runner_).Evaluate(pod, dirty_, RunOptions{false, false}, &eval_);
+    (two_stage_ ? *fit_ : runner_)
+        .Evaluate(pod, dirty_, RunOptions{false, false}, &eval_, &eval_scratch_);
     run->node_evaluations += dirty_.size();
     for (std::size_t k = 0; k < dirty_.size(); ++k) {
       const std::size_t n = dirty_index_[k];
@@ -486,7 +487,7 @@ class SeedPlacer {
     scored_.score.resize(views_.size());
     scored_.gpus.resize(views_.size());
     if (!dirty_.empty()) {
-      runner_.Evaluate(pod, dirty_, RunOptions{false, false}, &eval_);
+      runner_.Evaluate(pod, dirty_, RunOptions{false, false}, &eval_, &eval_scratch_);
       run->node_evaluations += dirty_.size();
     }
     for (std::size_t k = 0; k < dirty_.size(); ++k) {
@@ -542,6 +543,7 @@ class SeedPlacer {
   Random tie_rng_;
   std::uint32_t pod_number_ = 0;
   Evaluation eval_;
+  EvaluationScratch eval_scratch_;
   std::vector<const NodeState*> dirty_;
   std::vector<std::size_t> dirty_index_;
   std::vector<Record> records_;

@@ -253,7 +253,7 @@ class Replayer {
       dirty_index_.push_back(n);
     });
     if (!dirty_.empty()) {
-      runner_->Evaluate(pod, dirty_, RunOptions{false, false}, &eval_);
+      runner_->Evaluate(pod, dirty_, RunOptions{false, false}, &eval_, &eval_scratch_);
       result_.node_evaluations += dirty_.size();
       for (std::size_t k = 0; k < dirty_.size(); ++k)
         v->Store(dirty_index_[k], vc.version[dirty_index_[k]], eval_.nodes[k]);
@@ -357,6 +357,7 @@ class Replayer {
   ReplayResult result_;
   Verdicts scratch_;
   Evaluation eval_;
+  EvaluationScratch eval_scratch_;
   std::vector<const NodeState*> dirty_;
   std::vector<std::size_t> dirty_index_;
   GpuSet chosen_gpus_;

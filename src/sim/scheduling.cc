@@ -19,7 +19,7 @@ std::optional<KubeScheduler::Choice> KubeScheduler::Decide(const PodDemand& pod,
                                                            Random& tie_rng) {
   std::vector<const NodeState*> all;
   for (const auto& v : views) all.push_back(&v);
-  intree_->Evaluate(pod, all, RunOptions{false, false}, &intree_eval_);
+  intree_->Evaluate(pod, all, RunOptions{false, false}, &intree_eval_, &eval_scratch_);
   std::vector<const NodeState*> feasible;
   std::vector<int> index;
   for (std::size_t i = 0; i < views.size(); ++i)
@@ -34,7 +34,7 @@ std::optional<KubeScheduler::Choice> KubeScheduler::Decide(const PodDemand& pod,
     total[k] = kDefaultProfileWeights.Sum() * intree_eval_.nodes[index[k]].score;
   Choice choice;
   if (extender_) {
-    extender_->Evaluate(pod, feasible, RunOptions{false, false}, &ext_eval_);
+    extender_->Evaluate(pod, feasible, RunOptions{false, false}, &ext_eval_, &eval_scratch_);
     if (!ext_eval_.pod_status.ok()) return std::nullopt;
     choice.memory_need_per_gpu = ext_eval_.cycle.memory_need_per_gpu;
     for (std::size_t k = 0; k < feasible.size(); ++k) {

@@ -136,6 +136,7 @@ class KubeScheduler {
   std::unique_ptr<Runner> intree_, extender_;
   int extender_weight_ = 0;
   Evaluation intree_eval_, ext_eval_;
+  EvaluationScratch eval_scratch_;
 };
 
 }  // namespace tidal::sim
