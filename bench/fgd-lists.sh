@@ -13,7 +13,7 @@ set -euo pipefail
 traces=${1:?usage: bench/fgd-lists.sh TRACES [TIDAL]}
 tidal=${2:-build/release/src/cli/tidal}
 openb=$traces/openb
-policies=random,dot-prod,gpu-clustering,gpu-packing,best-fit,fgd
+policies=random,dot-prod,gpu-clustering,gpu-packing,best-fit-milli,fgd
 run() {
   "$tidal" simulate --experiment fgd-inflation --nodes "$openb/openb_node_list_gpu_node.csv" \
     --seeds 42-51 --policies "$policies" "$@" 2>/dev/null

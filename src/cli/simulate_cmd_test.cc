@@ -23,7 +23,7 @@ TEST(Simulate, HelpNamesTheDefaultPolicies) {
   for (const char* want :
        {"(default k8s-default,best-fit,load-aware+stock-dp,load-aware,oracle)",
         "With --experiment fgd-inflation or philly: random, dot-prod, "
-        "gpu-clustering, gpu-packing, best-fit, fgd, load-aware-spread, "
+        "gpu-clustering, gpu-packing, best-fit-milli, fgd, load-aware-spread, "
         "load-aware-pack, load-aware-frag, load-aware-frag-pack (default all of these)"}) {
     SCOPED_TRACE(want);
     EXPECT_NE(help.find(want), std::string::npos) << help;
@@ -88,12 +88,12 @@ TEST(Simulate, MultiRunExperimentsPrintALinePerFinishedRun) {
   const Case cases[] = {
       {"fgd-inflation, two policies by two seeds",
        "--experiment fgd-inflation --nodes " + nodes + " --pods " + pods +
-           " --seeds 1-2 --policies best-fit,fgd",
-       {"[1/4] best-fit seed 1 done in ", "[2/4] best-fit seed 2 done in ",
+           " --seeds 1-2 --policies best-fit-milli,fgd",
+       {"[1/4] best-fit-milli seed 1 done in ", "[2/4] best-fit-milli seed 2 done in ",
         "[3/4] fgd seed 1 done in ", "[4/4] fgd seed 2 done in "}},
       {"philly, two policies",
-       "--experiment philly --jobs " + jobs + " --policies best-fit,fgd",
-       {"[1/2] best-fit done in ", "[2/2] fgd done in "}},
+       "--experiment philly --jobs " + jobs + " --policies best-fit-milli,fgd",
+       {"[1/2] best-fit-milli done in ", "[2/2] fgd done in "}},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);

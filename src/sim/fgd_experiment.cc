@@ -22,7 +22,7 @@ namespace tidal::sim {
 
 const std::vector<std::string>& FgdPolicyNames() {
   static const std::vector<std::string> names = {
-      "random", "dot-prod",          "gpu-clustering",  "gpu-packing",     "best-fit",
+      "random", "dot-prod",          "gpu-clustering",  "gpu-packing",     "best-fit-milli",
       "fgd",    "load-aware-spread", "load-aware-pack", "load-aware-frag", "load-aware-frag-pack"};
   return names;
 }
@@ -32,7 +32,7 @@ std::string FgdPaperName(const std::string& policy) {
                                                            {"dot-prod", "02-DotProd"},
                                                            {"gpu-clustering", "03-GpuClustering"},
                                                            {"gpu-packing", "04-GpuPacking"},
-                                                           {"best-fit", "05-BestFit"},
+                                                           {"best-fit-milli", "05-BestFit"},
                                                            {"fgd", "06-FGD"}};
   const auto it = names.find(policy);
   return it == names.end() ? "" : it->second;

@@ -30,7 +30,7 @@ const char* kTwoNodes =
     "B,8000,65536,1,T4\n";
 
 TEST(FgdExperiment, BestFitByHandInFileOrder) {
-  // Capacity 3000 milli-GPU. best-fit: p1 (500) scores 87 on A, 94 on B: B.
+  // Capacity 3000 milli-GPU. best-fit-milli: p1 (500) scores 87 on A, 94 on B: B.
   // p2 wants a whole T4: only B has T4 and it is half used: fails. p3 (2 GPUs)
   // only fits A. p4 (600) fits nowhere.
   FgdOptions o;
@@ -42,7 +42,7 @@ TEST(FgdExperiment, BestFitByHandInFileOrder) {
                              "p3,1000,1024,2,1000,\n"
                              "p4,1000,1024,1,600,\n"),
                         o);
-  const FgdSeedRun r = e.Run("best-fit", 42);
+  const FgdSeedRun r = e.Run("best-fit-milli", 42);
   EXPECT_EQ(r.placement, (std::vector<std::string>{"B", "", "A", ""}));
   EXPECT_EQ(r.placed, 2);
   EXPECT_EQ(r.failed, 2);
@@ -102,7 +102,7 @@ TEST(FgdExperiment, TiesGoToTheSmallestNameOrAtRandom) {
   const FgdExperiment random(nodes, pods, o);
   std::set<std::string> seen;
   for (std::uint64_t seed = 1; seed <= 40; ++seed)
-    seen.insert(random.Run("best-fit", seed).placement[0]);
+    seen.insert(random.Run("best-fit-milli", seed).placement[0]);
   EXPECT_EQ(seen, (std::set<std::string>{"n1", "n10", "n2"}));
 }
 
@@ -211,6 +211,14 @@ TEST(FgdExperiment, UnknownPolicyAndEmptyInputsAreErrors) {
     FAIL() << "expected an InputError";
   } catch (const InputError& err) {
     EXPECT_NE(err.message.find("policy \"tetris\": unknown for fgd-inflation"), std::string::npos);
+  }
+  // The seed simulator's name for another policy says which one is meant here.
+  try {
+    e.Run("best-fit", 1);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& err) {
+    EXPECT_NE(err.message.find("the FGD paper's BestFit is best-fit-milli"), std::string::npos)
+        << err.message;
   }
   EXPECT_THROW(
       FgdExperiment(Nodes("sn,cpu_milli,memory_mib,gpu,model\nC,1,1,0,\n"), Pods("p,1,1,0,0,\n")),
@@ -377,7 +385,7 @@ TEST(FgdExperiment, GoldenOpenbDefaultSeed42) {
       << "missing golden file " << path << " (run with TIDAL_UPDATE_GOLDEN=1)";
   EXPECT_EQ(got, want.str())
       << "the fgd-inflation result changed; if intended, rerun with TIDAL_UPDATE_GOLDEN=1";
-  // Sanity beside the golden: FGD leaves fewer GPUs unallocated than best-fit,
+  // Sanity beside the golden: FGD leaves fewer GPUs unallocated than best-fit-milli,
   // which leaves fewer than random, as in the paper.
   const auto& ps = report.policies;
   auto unalloc = [&](const std::string& n) {
@@ -385,8 +393,8 @@ TEST(FgdExperiment, GoldenOpenbDefaultSeed42) {
       if (p.name == n) return p.UnallocMean(100);
     return -1.0;
   };
-  EXPECT_LT(unalloc("fgd"), unalloc("best-fit"));
-  EXPECT_LT(unalloc("best-fit"), unalloc("random"));
+  EXPECT_LT(unalloc("fgd"), unalloc("best-fit-milli"));
+  EXPECT_LT(unalloc("best-fit-milli"), unalloc("random"));
 }
 
 }  // namespace

@@ -90,7 +90,7 @@ TEST(Replay, UtilisationPerBucketAndEvents) {
   o.gpus_per_node = 2;
   o.util_bucket_s = 100;
   const Case c = Cases().front();
-  const ReplayResult r = Replay(c.vcs, c.jobs, "best-fit", o);
+  const ReplayResult r = Replay(c.vcs, c.jobs, "best-fit-milli", o);
   // [0, 100): 2 of 2 GPUs; [100, 150): 2 GPUs for 30 s and 1 for 20 s over 50 s.
   ASSERT_EQ(r.util.size(), 2u);
   EXPECT_DOUBLE_EQ(r.util[0], 1.0);

@@ -60,6 +60,10 @@ PolicySpec MakeBasePolicy(const std::string& name, const PolicyConfig& tidal) {
     p.reservations = false;
   } else if (name == "oracle")
     p.kind = PolicyKind::kOracle;
+  else if (name == "best-fit-milli")
+    throw InputError{
+        "policy \"best-fit-milli\": the FGD paper's BestFit, for --experiment fgd-inflation or "
+        "philly; the seed simulator's bin-packing baseline is best-fit"};
   else
     throw InputError{"policy \"" + name +
                      "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-frag, "

@@ -269,6 +269,15 @@ TEST(Simulator, PolicyNamesSayWhichDevicePluginGivesTheGpus) {
     SCOPED_TRACE(bad);
     EXPECT_THROW(MakePolicy(bad, DefaultPolicyConfig()), InputError);
   }
+  // The trace runs' name for another baseline says which one is meant here.
+  try {
+    MakePolicy("best-fit-milli", DefaultPolicyConfig());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message.find("the seed simulator's bin-packing baseline is best-fit"),
+              std::string::npos)
+        << e.message;
+  }
 }
 
 // Four 2-GPU NVLink jobs on one node of two NVLinked GPUs: each GPU carries four.

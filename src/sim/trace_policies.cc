@@ -74,7 +74,7 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
     plugins.push_back({FromRegistry("gpuclustering", YAML::Node()), 1});
   } else if (policy == "gpu-packing") {
     plugins.push_back({FromRegistry("gpupacking", YAML::Node()), 1});
-  } else if (policy == "best-fit") {
+  } else if (policy == "best-fit-milli") {
     plugins.push_back({FromRegistry("bestfitmilli", YAML::Node()), 1});
   } else if (policy == "fgd") {
     plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, false)), 1});
@@ -97,6 +97,9 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
   } else {
     listed = false;
   }
+  if (!listed && policy == "best-fit")
+    throw InputError{"policy \"best-fit\": the seed simulator's (the bestfit plugin); for " +
+                     experiment + " the FGD paper's BestFit is best-fit-milli"};
   if (!listed) {
     std::string list;
     for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;

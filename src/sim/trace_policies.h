@@ -18,7 +18,7 @@ namespace tidal::sim {
 // requested share: 1 milli-GPU is shown as 1 MiB of a 1000 MiB GPU.
 inline constexpr Bytes kTraceMiB = Bytes{1} << 20;
 
-// random, dot-prod, gpu-clustering, gpu-packing, best-fit, fgd, load-aware-spread,
+// random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd, load-aware-spread,
 // load-aware-pack, load-aware-frag, load-aware-frag-pack. Throws InputError naming `experiment` on
 // an unknown policy.
 std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,

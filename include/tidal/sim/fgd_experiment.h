@@ -17,7 +17,7 @@ namespace tidal::sim {
 
 inline constexpr int kFgdMaxArrivedPct = 130;
 
-// Policy names: random, dot-prod, gpu-clustering, gpu-packing, best-fit, fgd,
+// Policy names: random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd,
 // load-aware-spread, load-aware-pack.
 const std::vector<std::string>& FgdPolicyNames();
 // The FGD paper's label for a policy ("06-FGD"), "" for Tidal's.

@@ -66,7 +66,7 @@ struct ReplayResult {
   std::uint64_t node_evaluations = 0;  // (pod, node) pairs the policy scored
 };
 
-// The policies: random, dot-prod, gpu-clustering, gpu-packing, best-fit, fgd,
+// The policies: random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd,
 // load-aware-spread, load-aware-pack (as in fgd-inflation).
 const std::vector<std::string>& ReplayPolicyNames();
 
