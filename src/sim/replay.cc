@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <numeric>
-#include <ranges>
 
 #include "sim/scheduling.h"
 #include "sim/trace_policies.h"
@@ -258,9 +257,8 @@ class Replayer {
       for (std::size_t k = 0; k < dirty_.size(); ++k)
         v->Store(dirty_index_[k], vc.version[dirty_index_[k]], eval_.nodes[k]);
     }
-    const int chosen =
-        SelectHost(v->ok.data(), v->score.data(), std::views::iota(std::size_t{0}, n_nodes),
-                   TieBreak::kReservoir, tie_rng_);
+    const int chosen = SelectHost(v->ok.data(), v->score.data(), FirstIndices{n_nodes},
+                                  TieBreak::kReservoir, tie_rng_);
     if (chosen >= 0) chosen_gpus_ = v->gpus[chosen];
     return chosen;
   }

@@ -1,7 +1,5 @@
 #include "sim/scheduling.h"
 
-#include <ranges>
-
 namespace tidal::sim {
 
 KubeScheduler::KubeScheduler(const PolicyConfig& base, bool best_fit, const PolicyConfig* extender,
@@ -44,8 +42,8 @@ std::optional<KubeScheduler::Choice> KubeScheduler::Decide(const PodDemand& pod,
                                         extender_weight_ * kExtenderPriorityScale);
     }
   }
-  const int pick = SelectHost(ok.data(), total.data(), std::views::iota(std::size_t{0}, ok.size()),
-                              TieBreak::kOneDraw, tie_rng);
+  const int pick =
+      SelectHost(ok.data(), total.data(), FirstIndices{ok.size()}, TieBreak::kOneDraw, tie_rng);
   if (pick < 0) return std::nullopt;
   choice.node = index[pick];
   if (extender_ && ext_eval_.nodes[pick].placed)

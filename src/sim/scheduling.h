@@ -42,6 +42,23 @@ enum class TieBreak {
   kOneDraw,    // uniformly, one draw among all ties (the seed simulator's; other draws)
 };
 
+// The indices 0 … n-1, in order, as an `order` for SelectHost. (std::views::iota
+// would do, but clang 14 cannot compile libstdc++ 12's, and the fuzz build uses it.)
+struct FirstIndices {
+  struct Iterator {
+    std::size_t i;
+    std::size_t operator*() const { return i; }
+    Iterator& operator++() {
+      ++i;
+      return *this;
+    }
+    bool operator!=(const Iterator& other) const { return i != other.i; }
+  };
+  std::size_t n;
+  Iterator begin() const { return {0}; }
+  Iterator end() const { return {n}; }
+};
+
 // The node, among those `ok`, with the highest score, visiting nodes in `order`
 // (a range of indices into `ok` and `score`); -1 when none. NaN scores are never
 // chosen.

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <ranges>
 
 namespace tidal::sim {
 namespace {
@@ -31,8 +30,8 @@ TEST(SelectHost, HighestFeasibleScoreAndItsTies) {
     std::vector<int> seen;
     for (std::uint64_t seed = 1; seed <= 64; ++seed) {
       Random rng(seed);
-      const int n = SelectHost(tc.ok.data(), tc.score.data(),
-                               std::views::iota(std::size_t{0}, tc.ok.size()), tc.ties, rng);
+      const int n =
+          SelectHost(tc.ok.data(), tc.score.data(), FirstIndices{tc.ok.size()}, tc.ties, rng);
       if (tc.allowed.empty()) {
         EXPECT_EQ(n, -1);
         continue;
