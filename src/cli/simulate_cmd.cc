@@ -39,6 +39,7 @@ struct SimulateOptions {
   std::string nodes, pods, expected;
   std::string seeds = "42";
   double fgd_popularity = 95;
+  double learn_half_life = 0;  // fgd-learned: pods; 0: no decay
   std::string tie_break = "name";
   double cpu_only_pct = -1;  // < 0: the list as it is
   // --experiment philly
@@ -168,6 +169,9 @@ void RunFgdInflation(const SimulateOptions& o) {
     throw InputError{"--fgd-popularity: expected a percentage in (0, 100]"};
   sim::FgdOptions options;
   options.popularity_pct = o.fgd_popularity;
+  if (!(o.learn_half_life >= 0 && std::isfinite(o.learn_half_life)))
+    throw InputError{"--learn-half-life: expected a number of pods >= 0 (0: no decay)"};
+  options.learn_half_life_pods = o.learn_half_life;
   if (o.tie_break == "name")
     options.tie_break = sim::FgdTieBreak::kLowestName;
   else if (o.tie_break == "random")
@@ -306,6 +310,7 @@ constexpr FlagScope kFlagScopes[] = {
     {"--pods", kFgd, ""},
     {"--expected", kFgd, ""},
     {"--fgd-popularity", kFgd, ""},
+    {"--learn-half-life", kFgd, ""},
     {"--tie-break", kFgd, ""},
     {"--cpu-only-pct", kFgd, ""},
     {"--jobs", kPhilly, ""},
@@ -394,7 +399,7 @@ void AddSimulate(CLI::App& app) {
                   "cluster file (YAML) or builtin:seed-8xA10 / builtin:seed-8xA10-golden");
   cmd->add_option("--workload", o->workload, "workload file (YAML) or builtin:seed");
   std::string trace_policies;
-  for (const auto& name : sim::FgdPolicyNames())
+  for (const auto& name : sim::ReplayPolicyNames())
     trace_policies += (trace_policies.empty() ? "" : ", ") + name;
   cmd->add_option("--policies", o->policies,
                   "comma-separated. Without --experiment: k8s-default, best-fit, load-aware, "
@@ -402,8 +407,10 @@ void AddSimulate(CLI::App& app) {
                   "load-aware-predict, load-aware+rebalance, oracle; all but the first two "
                   "assume Tidal's device plugin, and with +stock-dp (load-aware+stock-dp) "
                   "NVIDIA's, which gives the least-shared GPUs instead (default " +
-                      o->policies + "). With --experiment fgd-inflation or philly: " +
-                      trace_policies + " (default all of these)")
+                      o->policies +
+                      "). With --experiment fgd-inflation or philly: " + trace_policies +
+                      " (default all of these; fgd-inflation also fgd-learned, FGD with its "
+                      "target workload learned from the arriving pods)")
       ->each([o](const std::string&) { o->policies_set = true; });
   cmd->add_option("--config", o->config,
                   "Tidal policy config for load-aware and oracle (and --experiment prediction)");
@@ -431,6 +438,9 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--fgd-popularity", o->fgd_popularity,
                   "fgd-inflation: FGD's target workload is the task types covering this % of pods "
                   "(default 95, as the FGD authors' simulator)");
+  cmd->add_option("--learn-half-life", o->learn_half_life,
+                  "fgd-inflation, policy fgd-learned: a pod seen this many pods before the newest "
+                  "counts half as much in the learned target workload (default 0: no decay)");
   cmd->add_option("--seeds", o->seeds, "fgd-inflation: seeds, e.g. 42-51 (default 42)");
   cmd->add_option("--cpu-only-pct", o->cpu_only_pct,
                   "fgd-inflation: make CPU-only pods this % of the list (the FGD paper's Fig. 14 "

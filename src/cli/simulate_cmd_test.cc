@@ -24,7 +24,8 @@ TEST(Simulate, HelpNamesTheDefaultPolicies) {
        {"(default k8s-default,best-fit,load-aware+stock-dp,load-aware,oracle)",
         "With --experiment fgd-inflation or philly: random, dot-prod, "
         "gpu-clustering, gpu-packing, best-fit-milli, fgd, load-aware-spread, "
-        "load-aware-pack, load-aware-frag, load-aware-frag-pack (default all of these)"}) {
+        "load-aware-pack, load-aware-frag, load-aware-frag-pack (default all of these; "
+        "fgd-inflation also fgd-learned"}) {
     SCOPED_TRACE(want);
     EXPECT_NE(help.find(want), std::string::npos) << help;
   }

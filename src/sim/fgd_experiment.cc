@@ -21,9 +21,17 @@
 namespace tidal::sim {
 
 const std::vector<std::string>& FgdPolicyNames() {
-  static const std::vector<std::string> names = {
-      "random", "dot-prod",          "gpu-clustering",  "gpu-packing",     "best-fit-milli",
-      "fgd",    "load-aware-spread", "load-aware-pack", "load-aware-frag", "load-aware-frag-pack"};
+  static const std::vector<std::string> names = {"random",
+                                                 "dot-prod",
+                                                 "gpu-clustering",
+                                                 "gpu-packing",
+                                                 "best-fit-milli",
+                                                 "fgd",
+                                                 "load-aware-spread",
+                                                 "load-aware-pack",
+                                                 "load-aware-frag",
+                                                 "load-aware-frag-pack",
+                                                 "fgd-learned"};
   return names;
 }
 
@@ -340,7 +348,7 @@ class SeedPlacer {
              const std::vector<FgdTask>& tasks, const Runner& runner, std::vector<NodeState> views,
              std::vector<std::size_t> by_name, std::size_t pods)
       : tasks_(tasks),
-        runner_(runner),
+        runner_(&runner),
         fit_(MakeTraceFit()),
         cache_(options.cache_by_shape),
         two_stage_(cache_ && policy == "random"),
@@ -391,6 +399,14 @@ class SeedPlacer {
   }
 
   const std::vector<Record>& records() const { return records_; }
+
+  // From the next pod on, scores with `runner` (fgd-learned's relearned target
+  // workload): every verdict kept so far is forgotten.
+  void UsePolicy(const Runner& runner) {
+    runner_ = &runner;
+    verdicts_.clear();
+    shape_ids_.clear();
+  }
 
  private:
   using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
@@ -453,7 +469,7 @@ class SeedPlacer {
   // Evaluates the dirty nodes (two_stage: filters only) into v.
   void Rescore(const PodDemand& pod, ShapeVerdicts* v, bool first_of_shape, FgdSeedRun* run) {
     if (dirty_.empty()) return;
-    (two_stage_ ? *fit_ : runner_)
+    (two_stage_ ? *fit_ : *runner_)
         .Evaluate(pod, dirty_, RunOptions{false, false}, &eval_, &eval_scratch_);
     run->node_evaluations += dirty_.size();
     for (std::size_t k = 0; k < dirty_.size(); ++k) {
@@ -487,7 +503,7 @@ class SeedPlacer {
     scored_.score.resize(views_.size());
     scored_.gpus.resize(views_.size());
     if (!dirty_.empty()) {
-      runner_.Evaluate(pod, dirty_, RunOptions{false, false}, &eval_, &eval_scratch_);
+      runner_->Evaluate(pod, dirty_, RunOptions{false, false}, &eval_, &eval_scratch_);
       run->node_evaluations += dirty_.size();
     }
     for (std::size_t k = 0; k < dirty_.size(); ++k) {
@@ -523,8 +539,8 @@ class SeedPlacer {
     run->placement.push_back(node.name);
   }
 
-  const std::vector<FgdTask>& tasks_;
-  const Runner& runner_;
+  const std::vector<FgdTask>& tasks_;  // the measure's target workload (the list's)
+  const Runner* runner_;
   const std::unique_ptr<Runner> fit_;  // two_stage: milligpu alone
   const bool cache_, two_stage_, lowest_name_, indexed_;
   std::vector<NodeState> views_;
@@ -550,18 +566,30 @@ class SeedPlacer {
   Record rec_;
 };
 
+// fgd-learned relearns its target workload after the 1st, 2nd, 4th, … pod, then
+// every 1024 pods: often while little is known, rarely once it is settled (each
+// relearning re-scores every node for the shapes that follow).
+bool RelearnAfter(std::uint64_t pods_seen) {
+  constexpr std::uint64_t kEvery = 1024;
+  return pods_seen < kEvery ? (pods_seen & (pods_seen - 1)) == 0 : pods_seen % kEvery == 0;
+}
+
 }  // namespace
 
 FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) const {
   Random rng(seed);
   const std::vector<int> clone_of = SeedWorkload(pods_, options_, capacity_milli_, rng);
   const std::vector<FgdTask>& tasks = impl_->tasks;
-  const std::unique_ptr<Runner> runner =
-      MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", tasks, seed);
+  // fgd-learned is FGD whose target workload is learned from the pods as they
+  // arrive (TaskTypeLearner), not read from the list: none known before the first.
+  const bool learned = policy == "fgd-learned";
+  std::unique_ptr<Runner> runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
+                                                   learned ? std::vector<FgdTask>{} : tasks, seed);
   std::vector<NodeState> views = ClusterViews(nodes_, policy);
   std::vector<std::size_t> by_name = TieOrder(views, options_.permute_node_names, rng);
   SeedPlacer placer(options_, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
                     clone_of.size());
+  TaskTypeLearner learner(options_.learn_half_life_pods, kLearnedTypesMax);
   FgdSeedRun run;
   run.seed = seed;
   run.pods = static_cast<int>(clone_of.size());
@@ -572,10 +600,18 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   for (std::size_t at = 0; at < clone_of.size(); ++at) {
     const traces::OpenbPod& listed = pods_[clone_of[at]];
     const int copy = copies[clone_of[at]]++;
-    placer.Place(
+    const PodDemand pod =
         ToDemand(listed, copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy),
-                 static_cast<int>(at)),
-        &run);
+                 static_cast<int>(at));
+    if (learned) {
+      learner.Observe(pod);
+      if (RelearnAfter(learner.pods_seen())) {
+        runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
+                                 learner.Tasks(options_.popularity_pct), seed);
+        placer.UsePolicy(*runner);
+      }
+    }
+    placer.Place(pod, &run);
   }
   Discretise(placer.records(), capacity_milli_, &run);
   return run;

@@ -57,6 +57,29 @@ TEST(FgdExperiment, BestFitByHandInFileOrder) {
   EXPECT_NEAR(r.frag_ratio_pct[117], 100.0 * 375 / 500, 1e-9);
 }
 
+// fgd-learned knows only the pods it has seen. A has 2 GPUs, B one, A first in
+// tie order; p1 takes half a GPU, then three pods want 2 whole GPUs. fgd (the
+// list: ¾ two-GPU, ¼ half-GPU tasks) scores p1 on A 24 (A's 1 500 free milli-GPU
+// become a fragment for the two-GPU task: Δ −1 125) and on B 59 (B's fragment
+// shrinks from 750 to 375): B, and p2 then fits A. fgd-learned has seen p1
+// alone: no fragment either way, a tie, A; p2 finds no two whole GPUs.
+TEST(FgdExperiment, LearnedWorkloadIsThePodsSeenSoFar) {
+  FgdOptions o;
+  o.shuffle = false;
+  o.inflate = false;
+  o.permute_node_names = false;
+  const FgdExperiment e(Nodes("sn,cpu_milli,memory_mib,gpu,model\n"
+                              "A,8000,65536,2,V100M16\n"
+                              "B,8000,65536,1,V100M16\n"),
+                        Pods("p1,1000,1024,1,500,\n"
+                             "p2,1000,1024,2,1000,\n"
+                             "p3,1000,1024,2,1000,\n"
+                             "p4,1000,1024,2,1000,\n"),
+                        o);
+  EXPECT_EQ(e.Run("fgd", 42).placement, (std::vector<std::string>{"B", "A", "", ""}));
+  EXPECT_EQ(e.Run("fgd-learned", 42).placement, (std::vector<std::string>{"A", "", "", ""}));
+}
+
 TEST(FgdExperiment, EveryPolicyHonoursGpuModelsAndShares) {
   FgdOptions o;
   o.shuffle = false;
@@ -235,6 +258,19 @@ std::vector<traces::OpenbPod> FixturePods() {
 }
 
 // Re-scoring only changed nodes per pod shape must not change a single decision.
+// With one task type in the list, what fgd-learned has learned after the first
+// pod is the list's workload exactly: the same placements as fgd.
+TEST(FgdExperiment, LearnedEqualsListWhenTheListHasOneTaskType) {
+  auto nodes = FixtureNodes();
+  nodes.resize(80);
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "p" + std::to_string(i) + ",2000,4096,1,300,\n";
+  const FgdExperiment e(nodes, Pods(text));
+  const FgdSeedRun fgd = e.Run("fgd", 42), learned = e.Run("fgd-learned", 42);
+  EXPECT_EQ(learned.placement, fgd.placement);
+  EXPECT_GT(fgd.failed, 0);  // the cluster is full: the choices mattered
+}
+
 TEST(FgdExperiment, ShapeCacheChangesNothing) {
   auto nodes = FixtureNodes();
   nodes.resize(60);

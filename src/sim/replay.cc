@@ -20,7 +20,17 @@
 
 namespace tidal::sim {
 
-const std::vector<std::string>& ReplayPolicyNames() { return FgdPolicyNames(); }
+// fgd-learned only where pods arrive one at a time (fgd-inflation); the replay's
+// fgd already takes its target workload from the jobs.
+const std::vector<std::string>& ReplayPolicyNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& p : FgdPolicyNames())
+      if (p != "fgd-learned") n.push_back(p);
+    return n;
+  }();
+  return names;
+}
 
 ReplayStats Summarise(std::vector<double> v) {
   ReplayStats s;

@@ -8,9 +8,13 @@
 //   fitting GPUs), and otherwise the free share of the GPUs that each have less
 //   than m's per-GPU request.
 // Implemented in src/policy/plugins/fgd/ (fgd.cc, fgd_args.cc).
+#include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tidal/core/types.h"
@@ -36,5 +40,37 @@ double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks);
 // models) by popularity, the most popular first, cut where they cover
 // `popularity_pct` of the pods, and re-normalised to sum to 1.
 std::vector<FgdTask> TypicalTasks(std::span<const PodDemand> pods, double popularity_pct = 95);
+
+// FGD's target workload learned from the pods a scheduler sees, since a running
+// scheduler has no trace to read it from. Each pod counts for its task type; with
+// a half-life, a pod seen `half_life_pods` pods before the newest counts half as
+// much (0: no decay, plain counts, which is TypicalTasks). At most `max_types`
+// task types are kept: a new one then replaces the lightest, so memory stays
+// bounded whatever pods arrive.
+class TaskTypeLearner {
+ public:
+  explicit TaskTypeLearner(double half_life_pods = 0,
+                           std::size_t max_types = std::numeric_limits<std::size_t>::max());
+  void Observe(const PodDemand& pod);
+  // The heaviest task types covering `popularity_pct` of the weight, re-normalised
+  // to sum to 1 (equal weights: the larger type first); empty before any pod.
+  std::vector<FgdTask> Tasks(double popularity_pct = 95) const;
+  std::uint64_t pods_seen() const { return pods_seen_; }
+  std::size_t types() const { return types_.size(); }
+
+ private:
+  using Key = std::tuple<std::int64_t, int, int, std::string>;  // cpu, milli, gpus, models
+  struct Learned {
+    std::vector<std::string> models;
+    double weight = 0;
+  };
+  void ForgetLightest();
+
+  std::map<Key, Learned> types_;
+  double growth_ = 1;       // a pod's weight over the one before it
+  double next_weight_ = 1;  // the next pod's (the weights are rescaled before overflow)
+  std::size_t max_types_;
+  std::uint64_t pods_seen_ = 0;
+};
 
 }  // namespace tidal

@@ -5,6 +5,7 @@
 // cluster's GPUs, then place the pods one at a time in that order, never retrying
 // a pod that does not fit, and record after every pod the arrived and allocated
 // GPU share and the cluster's fragmentation (FGD's measure).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,9 +17,12 @@
 namespace tidal::sim {
 
 inline constexpr int kFgdMaxArrivedPct = 130;
+// fgd-learned keeps at most this many task types (openb's lists have about 150).
+inline constexpr std::size_t kLearnedTypesMax = 4096;
 
 // Policy names: random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd,
-// load-aware-spread, load-aware-pack.
+// load-aware-spread, load-aware-pack, load-aware-frag, load-aware-frag-pack and
+// fgd-learned (FGD with its target workload learned online from the arriving pods).
 const std::vector<std::string>& FgdPolicyNames();
 // The FGD paper's label for a policy ("06-FGD"), "" for Tidal's.
 std::string FgdPaperName(const std::string& policy);
@@ -44,6 +48,9 @@ struct FgdOptions {
   // FGD's target workload: the most popular task types covering this share of the
   // pods; 95 as the authors' simulator is configured (docs/traces.md).
   double popularity_pct = 95;
+  // fgd-learned: a pod seen this many pods before the newest counts half as much
+  // in the learned workload (0: no decay).
+  double learn_half_life_pods = 0;
   bool shuffle = true;         // off: the file's order (tests)
   bool inflate = true;         // off: the list as it is (tests)
   bool cache_by_shape = true;  // re-score only nodes changed since a same-shaped pod

@@ -88,37 +88,69 @@ void FgdArgs::Validate(const std::string& path, ConfigErrors& errors) const {
 
 // Declared in tidal/policy/fragmentation.h.
 std::vector<FgdTask> TypicalTasks(std::span<const PodDemand> pods, double popularity_pct) {
-  using Key = std::tuple<std::int64_t, int, int, std::string>;  // cpu, milli, gpus, models
-  std::map<Key, int> counts;
-  std::map<Key, std::vector<std::string>> models;
-  for (const PodDemand& p : pods) {
-    std::string joined;
-    for (const auto& m : p.gpu_models) joined += (joined.empty() ? "" : "|") + m;
-    const Key k{p.cpu_milli, p.gpu_count > 0 ? p.gpu_milli : 0, p.gpu_count, joined};
-    ++counts[k];
-    models.emplace(k, p.gpu_models);
+  TaskTypeLearner counts;
+  for (const PodDemand& p : pods) counts.Observe(p);
+  return counts.Tasks(popularity_pct);
+}
+
+TaskTypeLearner::TaskTypeLearner(double half_life_pods, std::size_t max_types)
+    : growth_(half_life_pods > 0 ? std::exp2(1.0 / half_life_pods) : 1.0),
+      max_types_(std::max<std::size_t>(max_types, 1)) {}
+
+void TaskTypeLearner::Observe(const PodDemand& pod) {
+  std::string joined;
+  for (const auto& m : pod.gpu_models) joined += (joined.empty() ? "" : "|") + m;
+  Key key{pod.cpu_milli, pod.gpu_count > 0 ? pod.gpu_milli : 0, pod.gpu_count, std::move(joined)};
+  auto it = types_.find(key);
+  if (it == types_.end()) {
+    if (types_.size() >= max_types_) ForgetLightest();
+    it = types_.emplace(std::move(key), Learned{pod.gpu_models, 0}).first;
   }
-  std::vector<std::pair<Key, int>> sorted(counts.begin(), counts.end());
-  // Most popular first; equal counts: the larger task first (a stable order).
+  // Decay without touching every type: each pod weighs growth_ times the one
+  // before it, and the weights are scaled down together long before overflow.
+  it->second.weight += next_weight_;
+  ++pods_seen_;
+  next_weight_ *= growth_;
+  if (next_weight_ > 1e200) {
+    for (auto& [k, t] : types_) t.weight /= next_weight_;
+    next_weight_ = 1;
+  }
+}
+
+void TaskTypeLearner::ForgetLightest() {
+  auto lightest = types_.begin();
+  for (auto it = types_.begin(); it != types_.end(); ++it)
+    if (it->second.weight < lightest->second.weight) lightest = it;
+  if (lightest != types_.end()) types_.erase(lightest);
+}
+
+std::vector<FgdTask> TaskTypeLearner::Tasks(double popularity_pct) const {
+  std::vector<std::pair<const Key*, const Learned*>> sorted;
+  double total = 0;
+  for (const auto& [k, t] : types_) {
+    sorted.emplace_back(&k, &t);
+    total += t.weight;
+  }
+  // The heaviest first; equal weights: the larger task first (a stable order).
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first > b.first;
+    return a.second->weight != b.second->weight ? a.second->weight > b.second->weight
+                                                : *a.first > *b.first;
   });
-  const double total = static_cast<double>(pods.size());
   const double wanted = popularity_pct / 100.0 * total;
   double covered = 0;
   std::vector<FgdTask> out;
-  for (const auto& [k, n] : sorted) {
+  for (const auto& [k, t] : sorted) {
     if (covered >= wanted) break;
-    FgdTask t;
-    t.cpu_milli = std::get<0>(k);
-    t.gpu_milli = std::get<1>(k);
-    t.gpus = std::get<2>(k);
-    t.models = models[k];
-    t.weight = n;
-    covered += n;
-    out.push_back(std::move(t));
+    FgdTask task;
+    task.cpu_milli = std::get<0>(*k);
+    task.gpu_milli = std::get<1>(*k);
+    task.gpus = std::get<2>(*k);
+    task.models = t->models;
+    task.weight = t->weight;
+    covered += t->weight;
+    out.push_back(std::move(task));
   }
-  for (auto& t : out) t.weight /= covered;
+  for (auto& task : out) task.weight /= covered;
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "testing/builders.h"
 
 namespace tidal {
@@ -154,6 +156,76 @@ TEST(Fgd, TypicalTasksByPopularity) {
       EXPECT_EQ(t[2].gpus, 0);
     }
   }
+}
+
+// The online learner, by hand. Pods: A (one whole GPU), B (half a GPU), C (CPU only).
+TEST(Fgd, TaskTypeLearnerWeighsTheNewestMost) {
+  const PodDemand a = PodBuilder().Milli(1, 1000).Requests(4000, 0).Build();
+  const PodDemand b = PodBuilder().Milli(1, 500).Requests(1000, 0).Build();
+  const PodDemand c = PodBuilder().Milli(0, 0).Requests(2000, 0).Build();
+  struct Case {
+    const char* name;
+    double half_life;
+    std::size_t max_types;
+    std::vector<PodDemand> pods;
+    std::vector<int> want_milli;  // per learned type, heaviest first
+    std::vector<double> want_weight;
+  };
+  const double r2 = std::sqrt(2.0);
+  const Case cases[] = {
+      {"no decay: counts", 0, 8, {a, b, b}, {500, 1000}, {2.0 / 3, 1.0 / 3}},
+      {"half-life 1: each pod twice the one before",
+       1,
+       8,
+       {b, b, a},
+       {1000, 500},
+       {4.0 / 7, 3.0 / 7}},
+      // weights 1, √2, 2: A has 1 + √2, B 2.
+      {"half-life 2", 2, 8, {a, a, b}, {1000, 500}, {(1 + r2) / (3 + r2), 2 / (3 + r2)}},
+      // C replaces A, the lightest, when a third type arrives with room for two.
+      {"bounded: the lightest is forgotten", 0, 2, {a, b, b, c}, {500, 0}, {2.0 / 3, 1.0 / 3}},
+      {"nothing seen", 0, 8, {}, {}, {}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    TaskTypeLearner learner(tc.half_life, tc.max_types);
+    for (const auto& p : tc.pods) learner.Observe(p);
+    const auto tasks = learner.Tasks(100);
+    ASSERT_EQ(tasks.size(), tc.want_milli.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      EXPECT_EQ(tasks[i].gpu_milli, tc.want_milli[i]);
+      EXPECT_NEAR(tasks[i].weight, tc.want_weight[i], 1e-12);
+    }
+    EXPECT_LE(learner.types(), tc.max_types);
+    EXPECT_EQ(learner.pods_seen(), tc.pods.size());
+  }
+}
+
+// A workload that changes is followed at the pace of the half-life; without decay
+// the past keeps its weight. The weights are rescaled long before they overflow.
+TEST(Fgd, TaskTypeLearnerFollowsAShift) {
+  const PodDemand a = PodBuilder().Milli(1, 1000).Requests(4000, 0).Build();
+  const PodDemand b = PodBuilder().Milli(1, 500).Requests(1000, 0).Build();
+  TaskTypeLearner decayed(50), counted;
+  for (int i = 0; i < 1000; ++i) {
+    decayed.Observe(a);
+    counted.Observe(a);
+  }
+  for (int i = 0; i < 200; ++i) {
+    decayed.Observe(b);
+    counted.Observe(b);
+  }
+  auto share_of_b = [](const TaskTypeLearner& l) {
+    for (const auto& t : l.Tasks(100))
+      if (t.gpu_milli == 500) return t.weight;
+    return 0.0;
+  };
+  EXPECT_GT(share_of_b(decayed), 0.9);  // four half-lives: A weighs 1/16 of what it did
+  EXPECT_NEAR(share_of_b(counted), 200.0 / 1200, 1e-12);
+  // 2 000 pods at half-life 1 grow each pod's weight by 2^2000: rescaled, still exact.
+  TaskTypeLearner fast(1);
+  for (int i = 0; i < 2000; ++i) fast.Observe(i % 2 == 0 ? a : b);
+  EXPECT_NEAR(share_of_b(fast), 2.0 / 3, 1e-9);
 }
 
 // tieBreak: pack orders nodes of equal FGD score by the share of their GPUs
