@@ -40,6 +40,7 @@ struct SimulateOptions {
   std::string seeds = "42";
   double fgd_popularity = 95;
   double learn_half_life = 0;  // fgd-learned: pods; 0: no decay
+  bool offline = false;        // fgd-inflation: the clairvoyant reference too
   std::string tie_break = "name";
   double cpu_only_pct = -1;  // < 0: the list as it is
   // --experiment philly
@@ -203,6 +204,16 @@ void RunFgdInflation(const SimulateOptions& o) {
     }
     report.policies.push_back(std::move(result));
   }
+  if (o.offline)
+    for (const auto order : {sim::FgdOfflineOrder::kGpuFirst, sim::FgdOfflineOrder::kGpuPlusCpu})
+      for (const char* name : {"best-fit-milli", "fgd"}) {
+        sim::FgdOfflineResult r;
+        r.name = std::string(name) +
+                 (order == sim::FgdOfflineOrder::kGpuFirst ? ", GPU first" : ", GPU+CPU share");
+        for (std::uint64_t seed : seeds)
+          r.unalloc.push_back(experiment.OfflineUnallocPct(name, order, seed));
+        report.offline.push_back(std::move(r));
+      }
   std::cout << (o.output == "json" ? sim::RenderFgdJson(report)
                                    : sim::RenderFgdTable(report, paper));
   if (o.output == "table")
@@ -311,6 +322,7 @@ constexpr FlagScope kFlagScopes[] = {
     {"--expected", kFgd, ""},
     {"--fgd-popularity", kFgd, ""},
     {"--learn-half-life", kFgd, ""},
+    {"--offline", kFgd, ""},
     {"--tie-break", kFgd, ""},
     {"--cpu-only-pct", kFgd, ""},
     {"--jobs", kPhilly, ""},
@@ -442,6 +454,10 @@ void AddSimulate(CLI::App& app) {
                   "fgd-inflation, policy fgd-learned: a pod seen this many pods before the newest "
                   "counts half as much in the learned target workload (default 0: no decay)");
   cmd->add_option("--seeds", o->seeds, "fgd-inflation: seeds, e.g. 42-51 (default 42)");
+  cmd->add_flag("--offline", o->offline,
+                "fgd-inflation: also a clairvoyant reference: each seed's pods up to 100 % "
+                "arrived, all known in advance, placed largest first (by GPU, or by GPU+CPU "
+                "share) by best-fit-milli and by fgd");
   cmd->add_option("--cpu-only-pct", o->cpu_only_pct,
                   "fgd-inflation: make CPU-only pods this % of the list (the FGD paper's Fig. 14 "
                   "variants, e.g. 20: clones of the list's CPU-only pods added, or some removed)");

@@ -80,6 +80,39 @@ TEST(FgdExperiment, LearnedWorkloadIsThePodsSeenSoFar) {
   EXPECT_EQ(e.Run("fgd-learned", 42).placement, (std::vector<std::string>{"A", "", "", ""}));
 }
 
+// The clairvoyant reference on two 1-GPU nodes, pods of 600, 600 and 800 milli-GPU
+// (100 % arrived). Online, best-fit-milli puts the first 600 on A, the second on B,
+// and the 800 fits nowhere: 1 200 of 2 000 allocated, 40 % unallocated. Largest
+// first, the 800 goes to A, a 600 to B, the other 600 fits nowhere: 30 %.
+TEST(FgdExperiment, OfflinePlacesTheArrivedPodsLargestFirst) {
+  FgdOptions o;
+  o.shuffle = false;
+  o.inflate = false;
+  o.permute_node_names = false;
+  const FgdExperiment e(Nodes("sn,cpu_milli,memory_mib,gpu,model\n"
+                              "A,8000,65536,1,T4\n"
+                              "B,8000,65536,1,T4\n"),
+                        Pods("p1,1000,1024,1,600,\n"
+                             "p2,1000,1024,1,600,\n"
+                             "p3,1000,1024,1,800,\n"),
+                        o);
+  const FgdSeedRun online = e.Run("best-fit-milli", 42);
+  EXPECT_EQ(online.placement, (std::vector<std::string>{"A", "B", ""}));
+  EXPECT_NEAR(e.OfflineUnallocPct("best-fit-milli", FgdOfflineOrder::kGpuFirst, 42), 30.0, 1e-9);
+  EXPECT_NEAR(e.OfflineUnallocPct("fgd", FgdOfflineOrder::kGpuPlusCpu, 42), 30.0, 1e-9);
+  // Pods past 100 % arrived are not the reference's: with a fourth pod the
+  // arrived set is still the first three.
+  const FgdExperiment more(Nodes("sn,cpu_milli,memory_mib,gpu,model\n"
+                                 "A,8000,65536,1,T4\n"
+                                 "B,8000,65536,1,T4\n"),
+                           Pods("p1,1000,1024,1,600,\n"
+                                "p2,1000,1024,1,600,\n"
+                                "p3,1000,1024,1,800,\n"
+                                "p4,1000,1024,1,200,\n"),
+                           o);
+  EXPECT_NEAR(more.OfflineUnallocPct("best-fit-milli", FgdOfflineOrder::kGpuFirst, 42), 30.0, 1e-9);
+}
+
 TEST(FgdExperiment, EveryPolicyHonoursGpuModelsAndShares) {
   FgdOptions o;
   o.shuffle = false;

@@ -87,11 +87,24 @@ struct FgdPolicyResult {
   double AllocSd(int arrived_pct) const;  // sample sd over seeds (0 for one seed)
 };
 
+// "Largest first" for FgdExperiment::OfflineUnallocPct: by GPU request, then
+// CPU; or by the sum of the pod's shares of the cluster's GPUs and CPU.
+enum class FgdOfflineOrder { kGpuFirst, kGpuPlusCpu };
+
+// The clairvoyant reference (FgdExperiment::OfflineUnallocPct), per seed.
+struct FgdOfflineResult {
+  std::string name;             // the policy that placed the sorted pods, and the order
+  std::vector<double> unalloc;  // per seed, unallocated GPU % at 100 % arrived
+  double Mean() const;
+  double Sd() const;  // sample sd over seeds (0 for one seed)
+};
+
 struct FgdReport {
   std::string workload;  // the pod file's stem
   std::int64_t capacity_milli = 0;
   std::vector<std::uint64_t> seeds;
   std::vector<FgdPolicyResult> policies;
+  std::vector<FgdOfflineResult> offline;  // when asked for (--offline)
 };
 
 // The prepared inputs of one experiment: nodes, pods, the typical tasks. FGD's
@@ -105,6 +118,12 @@ class FgdExperiment {
                 FgdOptions options = {});
   ~FgdExperiment();
   FgdSeedRun Run(const std::string& policy, std::uint64_t seed) const;
+  // A clairvoyant reference for the goal "fewer GPUs unallocated": this seed's
+  // pods up to 100 % of the GPUs arrived, all known in advance, placed by
+  // `policy` largest first (`order`), each that fits placed. The unallocated
+  // GPU % after them: an achievable packing of the same pods.
+  double OfflineUnallocPct(const std::string& policy, FgdOfflineOrder order,
+                           std::uint64_t seed) const;
   std::int64_t capacity_milli() const { return capacity_milli_; }
 
  private:
