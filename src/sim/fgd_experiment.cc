@@ -31,7 +31,8 @@ const std::vector<std::string>& FgdPolicyNames() {
                                                  "load-aware-pack",
                                                  "load-aware-frag",
                                                  "load-aware-frag-pack",
-                                                 "fgd-learned"};
+                                                 "fgd-learned",
+                                                 "fgd-lookahead"};
   return names;
 }
 
@@ -400,6 +401,30 @@ class SeedPlacer {
 
   const std::vector<Record>& records() const { return records_; }
 
+  // Look-ahead: places `pod` seeing the next pod in the queue. Among `pod`'s
+  // best-scoring nodes (at most kCandidates, in tie order), the one where the
+  // pod's score plus the best score the next pod can still get is highest.
+  // The plain path only (its per-node verdicts answer "best elsewhere").
+  void PlaceLookingAhead(const PodDemand& pod, const PodDemand& next, FgdSeedRun* run) {
+    VerdictsOf(pod);
+    VerdictsOf(next);
+    ShapeVerdicts* v = VerdictsOf(pod);  // no insertion left: both pointers stay valid
+    ShapeVerdicts* w = VerdictsOf(next);
+    Refresh(pod, v, run);
+    if (w != v) Refresh(next, w, run);
+    ++pod_number_;
+    rec_.arrived += PodMilliTotal(pod);
+    const int chosen = ChooseLookingAhead(pod, next, *v, *w, run);
+    if (chosen < 0) {
+      ++run->failed;
+      run->placement.emplace_back();
+    } else {
+      Apply(pod, chosen, v->gpus[chosen], run);
+    }
+    rec_.frag = frag_total_;
+    records_.push_back(rec_);
+  }
+
   // From the next pod on, scores with `runner` (fgd-learned's relearned target
   // workload): every verdict kept so far is forgotten.
   void UsePolicy(const Runner& runner) {
@@ -411,6 +436,61 @@ class SeedPlacer {
  private:
   using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
   static constexpr double kNone = LeftmostMax::kNone;
+
+  // Measured on the four openb lists: 2, 3, 4, 8 and 16 candidates; 4 was best.
+  static constexpr std::size_t kCandidates = 4;
+
+  void Refresh(const PodDemand& pod, ShapeVerdicts* v, FgdSeedRun* run) {
+    const bool first = v->version.empty();
+    if (first) Reset(v);
+    CollectDirty(v, first);
+    Rescore(pod, v, first, run);
+  }
+
+  int ChooseLookingAhead(const PodDemand& pod, const PodDemand& next, const Verdicts& v,
+                         const Verdicts& w, FgdSeedRun* run) {
+    // The next pod's best and second-best scores (and where the best is).
+    double best = kNone, second = kNone;
+    std::size_t best_at = views_.size();
+    for (std::size_t n = 0; n < views_.size(); ++n) {
+      if (!w.ok[n]) continue;
+      if (w.score[n] > best) {
+        second = best;
+        best = w.score[n];
+        best_at = n;
+      } else if (w.score[n] > second) {
+        second = w.score[n];
+      }
+    }
+    candidates_.clear();
+    for (std::size_t n : by_name_)
+      if (v.ok[n]) candidates_.push_back(n);
+    const std::size_t m = std::min(kCandidates, candidates_.size());
+    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(m),
+                      candidates_.end(), [&](std::size_t a, std::size_t b) {
+                        return v.score[a] != v.score[b] ? v.score[a] > v.score[b]
+                                                        : rank_[a] < rank_[b];
+                      });
+    int chosen = -1;
+    double chosen_value = kNone;
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::size_t n = candidates_[k];
+      NodeState after = views_[n];
+      ApplyTracePod(&after, pod, v.gpus[n], +1);
+      const NodeState* one[] = {&after};
+      runner_->Evaluate(next, one, RunOptions{false, false}, &eval_, &eval_scratch_);
+      ++run->node_evaluations;
+      const NodeResult& r = eval_.nodes[0];
+      double next_best = n == best_at ? second : best;
+      if (r.feasible() && r.score > next_best) next_best = r.score;
+      const double value = v.score[n] + (next_best > kNone ? next_best : 0);
+      if (value > chosen_value) {
+        chosen_value = value;
+        chosen = static_cast<int>(n);
+      }
+    }
+    return chosen;
+  }
 
   // The pod's shape's verdicts (with the cache), or a scratch set cleared.
   ShapeVerdicts* VerdictsOf(const PodDemand& pod) {
@@ -564,6 +644,7 @@ class SeedPlacer {
   std::vector<std::size_t> dirty_index_;
   std::vector<Record> records_;
   Record rec_;
+  std::vector<std::size_t> candidates_;  // look-ahead
 };
 
 // fgd-learned relearns its target workload after the 1st, 2nd, 4th, … pod, then
@@ -583,11 +664,18 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   // fgd-learned is FGD whose target workload is learned from the pods as they
   // arrive (TaskTypeLearner), not read from the list: none known before the first.
   const bool learned = policy == "fgd-learned";
+  // fgd-lookahead is FGD that sees the next pod in the queue (PlaceLookingAhead).
+  const bool lookahead = policy == "fgd-lookahead";
   std::unique_ptr<Runner> runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
                                                    learned ? std::vector<FgdTask>{} : tasks, seed);
   std::vector<NodeState> views = ClusterViews(nodes_, policy);
   std::vector<std::size_t> by_name = TieOrder(views, options_.permute_node_names, rng);
-  SeedPlacer placer(options_, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
+  FgdOptions placing = options_;
+  if (lookahead) {  // its choice reads every node's verdicts of two shapes
+    placing.indexed = false;
+    placing.cache_by_shape = true;
+  }
+  SeedPlacer placer(placing, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
                     clone_of.size());
   TaskTypeLearner learner(options_.learn_half_life_pods, kLearnedTypesMax);
   FgdSeedRun run;
@@ -603,6 +691,12 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     const PodDemand pod =
         ToDemand(listed, copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy),
                  static_cast<int>(at));
+    if (lookahead && at + 1 < clone_of.size()) {
+      // The next pod as the queue shows it (its name does not matter to a score).
+      const traces::OpenbPod& queued = pods_[clone_of[at + 1]];
+      placer.PlaceLookingAhead(pod, ToDemand(queued, queued.name, static_cast<int>(at + 1)), &run);
+      continue;
+    }
     if (learned) {
       learner.Observe(pod);
       if (RelearnAfter(learner.pods_seen())) {

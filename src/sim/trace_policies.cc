@@ -76,7 +76,7 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
     plugins.push_back({FromRegistry("gpupacking", YAML::Node()), 1});
   } else if (policy == "best-fit-milli") {
     plugins.push_back({FromRegistry("bestfitmilli", YAML::Node()), 1});
-  } else if (policy == "fgd" || policy == "fgd-learned") {
+  } else if (policy == "fgd" || policy == "fgd-learned" || policy == "fgd-lookahead") {
     plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, false)), 1});
   } else if (policy == "load-aware-frag" || policy == "load-aware-frag-pack") {
     // Tidal's load-aware filter and band score, FGD's fragmentation score (with

@@ -21,8 +21,9 @@ inline constexpr int kFgdMaxArrivedPct = 130;
 inline constexpr std::size_t kLearnedTypesMax = 4096;
 
 // Policy names: random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd,
-// load-aware-spread, load-aware-pack, load-aware-frag, load-aware-frag-pack and
-// fgd-learned (FGD with its target workload learned online from the arriving pods).
+// load-aware-spread, load-aware-pack, load-aware-frag, load-aware-frag-pack,
+// fgd-learned (FGD with its target workload learned online from the arriving pods)
+// and fgd-lookahead (FGD seeing the next pod in the queue).
 const std::vector<std::string>& FgdPolicyNames();
 // The FGD paper's label for a policy ("06-FGD"), "" for Tidal's.
 std::string FgdPaperName(const std::string& policy);
