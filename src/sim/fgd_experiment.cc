@@ -404,7 +404,6 @@ class SeedPlacer {
   // Look-ahead: places `pod` seeing the next pod in the queue. Among `pod`'s
   // best-scoring nodes (at most kCandidates, in tie order), the one where the
   // pod's score plus the best score the next pod can still get is highest.
-  // The plain path only (its per-node verdicts answer "best elsewhere").
   void PlaceLookingAhead(const PodDemand& pod, const PodDemand& next, FgdSeedRun* run) {
     VerdictsOf(pod);
     VerdictsOf(next);
@@ -412,9 +411,12 @@ class SeedPlacer {
     ShapeVerdicts* w = VerdictsOf(next);
     Refresh(pod, v, run);
     if (w != v) Refresh(next, w, run);
-    ++pod_number_;
     rec_.arrived += PodMilliTotal(pod);
-    const int chosen = ChooseLookingAhead(pod, next, *v, *w, run);
+    if (indexed_)
+      AheadIndexed(*v, *w);
+    else
+      AheadByScan(*v, *w);
+    const int chosen = BestAhead(pod, next, run);
     if (chosen < 0) {
       ++run->failed;
       run->placement.emplace_back();
@@ -440,53 +442,96 @@ class SeedPlacer {
   // Measured on the four openb lists: 2, 3, 4, 8 and 16 candidates; 4 was best.
   static constexpr std::size_t kCandidates = 4;
 
+  // Brings v's verdicts up to date for `pod`'s shape, as Place does.
   void Refresh(const PodDemand& pod, ShapeVerdicts* v, FgdSeedRun* run) {
-    const bool first = v->version.empty();
+    ++pod_number_;  // CollectDirty's stamp, one per refreshed shape
+    const bool first = indexed_ ? v->best.empty() : v->version.empty();
     if (first) Reset(v);
     CollectDirty(v, first);
     Rescore(pod, v, first, run);
+    if (indexed_ && first) tree_.Build(v->best);
   }
 
-  int ChooseLookingAhead(const PodDemand& pod, const PodDemand& next, const Verdicts& v,
-                         const Verdicts& w, FgdSeedRun* run) {
-    // The next pod's best and second-best scores (and where the best is).
+  // The look-ahead's inputs: the pod's candidates (node, score, GPUs) best first
+  // in tie order, and the next pod's best and second-best scores over all nodes.
+  struct Candidate {
+    std::size_t node;
+    double score;
+    GpuSet gpus;
+  };
+  struct Ahead {
     double best = kNone, second = kNone;
-    std::size_t best_at = views_.size();
-    for (std::size_t n = 0; n < views_.size(); ++n) {
-      if (!w.ok[n]) continue;
-      if (w.score[n] > best) {
-        second = best;
-        best = w.score[n];
-        best_at = n;
-      } else if (w.score[n] > second) {
-        second = w.score[n];
+    std::size_t best_at = std::string::npos;
+  };
+
+  // The plain path: every node's verdicts scanned (the indexed path's oracle).
+  void AheadByScan(const Verdicts& v, const Verdicts& w) {
+    ahead_ = Ahead{};
+    for (std::size_t n : by_name_) {  // tie order: the first of equal bests
+      if (!w.ok[n] || !(w.score[n] > kNone)) continue;
+      if (w.score[n] > ahead_.best) {
+        ahead_.second = ahead_.best;
+        ahead_.best = w.score[n];
+        ahead_.best_at = n;
+      } else if (w.score[n] > ahead_.second) {
+        ahead_.second = w.score[n];
       }
     }
-    candidates_.clear();
+    order_.clear();
     for (std::size_t n : by_name_)
-      if (v.ok[n]) candidates_.push_back(n);
-    const std::size_t m = std::min(kCandidates, candidates_.size());
-    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(m),
-                      candidates_.end(), [&](std::size_t a, std::size_t b) {
+      if (v.ok[n] && v.score[n] > kNone) order_.push_back(n);
+    const std::size_t m = std::min(kCandidates, order_.size());
+    std::partial_sort(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(m), order_.end(),
+                      [&](std::size_t a, std::size_t b) {
                         return v.score[a] != v.score[b] ? v.score[a] > v.score[b]
                                                         : rank_[a] < rank_[b];
                       });
+    candidates_.clear();
+    for (std::size_t k = 0; k < m; ++k)
+      candidates_.push_back({order_[k], v.score[order_[k]], v.gpus[order_[k]]});
+  }
+
+  // The indexed path: the leftmost maxima of the shapes' max-trees, each taken
+  // out while the next is looked for and put back after.
+  void AheadIndexed(ShapeVerdicts& v, ShapeVerdicts& w) {
+    candidates_.clear();
+    while (candidates_.size() < kCandidates) {
+      const std::size_t at = tree_.Leftmost(v.best);
+      if (at == std::string::npos) break;
+      const std::size_t n = by_name_[at];
+      candidates_.push_back({n, v.best[at], v.gpus[n]});
+      tree_.Set(v.best, at, kNone);
+    }
+    for (const Candidate& c : candidates_) tree_.Set(v.best, rank_[c.node], c.score);
+    ahead_ = Ahead{};
+    const std::size_t first = tree_.Leftmost(w.best);
+    if (first == std::string::npos) return;
+    ahead_.best = w.best[first];
+    ahead_.best_at = by_name_[first];
+    tree_.Set(w.best, first, kNone);
+    if (const std::size_t second = tree_.Leftmost(w.best); second != std::string::npos)
+      ahead_.second = w.best[second];
+    tree_.Set(w.best, first, ahead_.best);
+  }
+
+  // Of candidates_, the node with the highest pod score + the next pod's best
+  // after it (on that node, or elsewhere); -1 when there is none.
+  int BestAhead(const PodDemand& pod, const PodDemand& next, FgdSeedRun* run) {
     int chosen = -1;
     double chosen_value = kNone;
-    for (std::size_t k = 0; k < m; ++k) {
-      const std::size_t n = candidates_[k];
-      NodeState after = views_[n];
-      ApplyTracePod(&after, pod, v.gpus[n], +1);
+    for (const Candidate& c : candidates_) {
+      NodeState after = views_[c.node];
+      ApplyTracePod(&after, pod, c.gpus, +1);
       const NodeState* one[] = {&after};
       runner_->Evaluate(next, one, RunOptions{false, false}, &eval_, &eval_scratch_);
       ++run->node_evaluations;
       const NodeResult& r = eval_.nodes[0];
-      double next_best = n == best_at ? second : best;
+      double next_best = c.node == ahead_.best_at ? ahead_.second : ahead_.best;
       if (r.feasible() && r.score > next_best) next_best = r.score;
-      const double value = v.score[n] + (next_best > kNone ? next_best : 0);
+      const double value = c.score + (next_best > kNone ? next_best : 0);
       if (value > chosen_value) {
         chosen_value = value;
-        chosen = static_cast<int>(n);
+        chosen = static_cast<int>(c.node);
       }
     }
     return chosen;
@@ -644,7 +689,9 @@ class SeedPlacer {
   std::vector<std::size_t> dirty_index_;
   std::vector<Record> records_;
   Record rec_;
-  std::vector<std::size_t> candidates_;  // look-ahead
+  std::vector<Candidate> candidates_;  // look-ahead
+  std::vector<std::size_t> order_;     // look-ahead, plain path
+  Ahead ahead_;
 };
 
 // fgd-learned relearns its target workload after the 1st, 2nd, 4th, … pod, then
@@ -671,10 +718,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   std::vector<NodeState> views = ClusterViews(nodes_, policy);
   std::vector<std::size_t> by_name = TieOrder(views, options_.permute_node_names, rng);
   FgdOptions placing = options_;
-  if (lookahead) {  // its choice reads every node's verdicts of two shapes
-    placing.indexed = false;
-    placing.cache_by_shape = true;
-  }
+  if (lookahead) placing.cache_by_shape = true;  // it keeps the verdicts of two shapes
   SeedPlacer placer(placing, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
                     clone_of.size());
   TaskTypeLearner learner(options_.learn_half_life_pods, kLearnedTypesMax);
