@@ -41,6 +41,7 @@ struct SimulateOptions {
   double fgd_popularity = 95;
   double learn_half_life = 0;  // fgd-learned: pods; 0: no decay
   bool offline = false;        // fgd-inflation: the clairvoyant reference too
+  int fgd_score_step = 1;
   std::string tie_break = "name";
   double cpu_only_pct = -1;  // < 0: the list as it is
   // --experiment philly
@@ -173,6 +174,9 @@ void RunFgdInflation(const SimulateOptions& o) {
   if (!(o.learn_half_life >= 0 && std::isfinite(o.learn_half_life)))
     throw InputError{"--learn-half-life: expected a number of pods >= 0 (0: no decay)"};
   options.learn_half_life_pods = o.learn_half_life;
+  if (o.fgd_score_step < 1 || o.fgd_score_step > 50)
+    throw InputError{"--fgd-score-step: expected a whole number in 1..50"};
+  options.fgd_score_step = o.fgd_score_step;
   if (o.tie_break == "name")
     options.tie_break = sim::FgdTieBreak::kLowestName;
   else if (o.tie_break == "random")
@@ -323,6 +327,7 @@ constexpr FlagScope kFlagScopes[] = {
     {"--fgd-popularity", kFgd, ""},
     {"--learn-half-life", kFgd, ""},
     {"--offline", kFgd, ""},
+    {"--fgd-score-step", kFgd, ""},
     {"--tie-break", kFgd, ""},
     {"--cpu-only-pct", kFgd, ""},
     {"--jobs", kPhilly, ""},
@@ -451,6 +456,9 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--fgd-popularity", o->fgd_popularity,
                   "fgd-inflation: FGD's target workload is the task types covering this % of pods "
                   "(default 95, as the FGD authors' simulator)");
+  cmd->add_option("--fgd-score-step", o->fgd_score_step,
+                  "fgd-inflation: the FGD policies' scores rounded down to a multiple of this "
+                  "(default 1, the paper's FGD; more leaves more ties to the tie order)");
   cmd->add_option("--learn-half-life", o->learn_half_life,
                   "fgd-inflation, policy fgd-learned: a pod seen this many pods before the newest "
                   "counts half as much in the learned target workload (default 0: no decay)");

@@ -713,8 +713,9 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   const bool learned = policy == "fgd-learned";
   // fgd-lookahead is FGD that sees the next pod in the queue (PlaceLookingAhead).
   const bool lookahead = policy == "fgd-lookahead";
-  std::unique_ptr<Runner> runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
-                                                   learned ? std::vector<FgdTask>{} : tasks, seed);
+  std::unique_ptr<Runner> runner =
+      MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
+                      learned ? std::vector<FgdTask>{} : tasks, seed, options_.fgd_score_step);
   std::vector<NodeState> views = ClusterViews(nodes_, policy);
   std::vector<std::size_t> by_name = TieOrder(views, options_.permute_node_names, rng);
   FgdOptions placing = options_;
@@ -744,8 +745,9 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     if (learned) {
       learner.Observe(pod);
       if (RelearnAfter(learner.pods_seen())) {
-        runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
-                                 learner.Tasks(options_.popularity_pct), seed);
+        runner =
+            MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
+                            learner.Tasks(options_.popularity_pct), seed, options_.fgd_score_step);
         placer.UsePolicy(*runner);
       }
     }
@@ -781,8 +783,8 @@ double FgdExperiment::OfflineUnallocPct(const std::string& policy, FgdOfflineOrd
   };
   std::stable_sort(arrived.begin(), arrived.end(),
                    [&](const PodDemand& a, const PodDemand& b) { return size(a) > size(b); });
-  const std::unique_ptr<Runner> runner =
-      MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", impl_->tasks, seed);
+  const std::unique_ptr<Runner> runner = MakeTracePolicy(
+      policy, FgdPolicyNames(), "fgd-inflation", impl_->tasks, seed, options_.fgd_score_step);
   std::vector<NodeState> views = ClusterViews(nodes_, policy);
   std::vector<std::size_t> by_name = TieOrder(views, options_.permute_node_names, rng);
   SeedPlacer placer(options_, policy, seed, impl_->tasks, *runner, std::move(views),

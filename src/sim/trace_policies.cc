@@ -24,7 +24,7 @@ std::unique_ptr<Plugin> FromRegistry(const std::string& name, const YAML::Node& 
 // fgd's args (src/policy/plugins/fgd/README.md): the target workload as `tasks`
 // (doubles are written with max_digits10, so the weights read back exactly) and
 // the tie-break.
-YAML::Node FgdArgsYaml(const std::vector<FgdTask>& tasks, bool pack) {
+YAML::Node FgdArgsYaml(const std::vector<FgdTask>& tasks, bool pack, int score_step) {
   YAML::Node list(YAML::NodeType::Sequence);
   for (const FgdTask& t : tasks) {
     YAML::Node task(YAML::NodeType::Map);
@@ -42,6 +42,7 @@ YAML::Node FgdArgsYaml(const std::vector<FgdTask>& tasks, bool pack) {
   YAML::Node args(YAML::NodeType::Map);
   if (!tasks.empty()) args["tasks"] = list;  // none: the plugin's one whole GPU
   args["tieBreak"] = pack ? "pack" : "none";
+  if (score_step != 1) args["scoreStep"] = score_step;
   return args;
 }
 
@@ -50,7 +51,8 @@ YAML::Node FgdArgsYaml(const std::vector<FgdTask>& tasks, bool pack) {
 std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
                                         const std::vector<std::string>& known,
                                         const std::string& experiment,
-                                        const std::vector<FgdTask>& tasks, std::uint64_t seed) {
+                                        const std::vector<FgdTask>& tasks, std::uint64_t seed,
+                                        int fgd_score_step) {
   bool listed = false;
   for (const auto& k : known) listed = listed || k == policy;
   std::vector<Runner::WeightedPlugin> plugins;
@@ -77,7 +79,7 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
   } else if (policy == "best-fit-milli") {
     plugins.push_back({FromRegistry("bestfitmilli", YAML::Node()), 1});
   } else if (policy == "fgd" || policy == "fgd-learned" || policy == "fgd-lookahead") {
-    plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, false)), 1});
+    plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, false, fgd_score_step)), 1});
   } else if (policy == "load-aware-frag" || policy == "load-aware-frag-pack") {
     // Tidal's load-aware filter and band score, FGD's fragmentation score (with
     // -pack: equal FGD scores go to the node left fullest), balance's spread below
@@ -86,7 +88,8 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
     // 50 and reject none, so FGD's score (and its tie-break) decides.
     plugins.push_back({FromRegistry("loadaware", YAML::Load("{}")), 2});
     plugins.push_back(
-        {FromRegistry("fgd", FgdArgsYaml(tasks, policy == "load-aware-frag-pack")), 1});
+        {FromRegistry("fgd", FgdArgsYaml(tasks, policy == "load-aware-frag-pack", fgd_score_step)),
+         1});
     plugins.push_back({FromRegistry("balance", YAML::Load("{mode: spread}")), 1});
   } else if (policy == "load-aware-spread" || policy == "load-aware-pack") {
     plugins.push_back({FromRegistry("loadaware", YAML::Load("{}")), 1});

@@ -24,7 +24,8 @@ inline constexpr Bytes kTraceMiB = Bytes{1} << 20;
 std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
                                         const std::vector<std::string>& known,
                                         const std::string& experiment,
-                                        const std::vector<FgdTask>& tasks, std::uint64_t seed);
+                                        const std::vector<FgdTask>& tasks, std::uint64_t seed,
+                                        int fgd_score_step = 1);
 
 // `milligpu` alone with its defaults: the fit every trace policy starts with.
 std::unique_ptr<Runner> MakeTraceFit();

@@ -52,6 +52,8 @@ struct FgdOptions {
   // fgd-learned: a pod seen this many pods before the newest counts half as much
   // in the learned workload (0: no decay).
   double learn_half_life_pods = 0;
+  // The fgd plugin's scoreStep for the FGD policies: 1 is the paper's score.
+  int fgd_score_step = 1;
   bool shuffle = true;         // off: the file's order (tests)
   bool inflate = true;         // off: the list as it is (tests)
   bool cache_by_shape = true;  // re-score only nodes changed since a same-shaped pod

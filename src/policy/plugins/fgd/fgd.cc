@@ -54,7 +54,8 @@ double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus,
     free[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
   const double after = NodeFragmentation(CpuLeft(node) - pod.cpu_milli, NodeGpuModel(node),
                                          std::span<const int>(free, n), args_.tasks);
-  const double score = std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
+  const double truncated = std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
+  const double score = std::floor(truncated / args_.score_step) * args_.score_step;
   if (args_.tie_break == FgdTieBreak::kNone || n == 0) return score;
   // pack: the share of the node's GPUs allocated after the placement, in [0, 0.99],
   // added below the truncated score's unit, so it orders equal scores only

@@ -17,6 +17,9 @@ enum class FgdTieBreak { kNone, kPack };
 struct FgdArgs {
   std::vector<FgdTask> tasks;
   FgdTieBreak tie_break = FgdTieBreak::kNone;
+  // The truncated score rounded down to a multiple of this: 1 is the paper's
+  // FGD; more leaves more equal scores to the scheduler's tie order.
+  int score_step = 1;
 
   static FgdArgs Parse(const YAML::Node& node, const std::string& path, ConfigErrors& errors);
   void Validate(const std::string& path, ConfigErrors& errors) const;

@@ -270,6 +270,37 @@ TEST(Fgd, PackTieBreakPrefersTheFullestOfEqualNodes) {
   }
 }
 
+// scoreStep rounds the truncated score down to a multiple of the step (the cases
+// of PackTieBreakPrefersTheFullestOfEqualNodes: 62, 50 and 37 with step 1).
+TEST(Fgd, ScoreStepRoundsDown) {
+  struct Case {
+    const char* name;
+    std::vector<int> free;
+    int milli, step;
+    double want;
+  };
+  const Case cases[] = {
+      {"62, step 1", {1000, 500}, 500, 1, 62},
+      {"62, step 2", {1000, 500}, 500, 2, 62},
+      {"62, step 5", {1000, 500}, 500, 5, 60},
+      {"37, step 2", {1000, 1000}, 500, 2, 36},
+      {"50, step 3", {1000, 1000, 1000, 1000}, 1000, 3, 48},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    FgdArgs args;
+    args.tasks = {{0, 1, 1000, {}, 1.0}};
+    args.score_step = tc.step;
+    const Fgd fgd(args);
+    const NodeState node = NodeBuilder("n").MilliFree(tc.free).Resources(8000, 64 * kGi).Build();
+    const CycleState cycle =
+        Cycle(DefaultPolicyConfig(), PodBuilder().Milli(1, tc.milli).Requests(1000, kGi).Build());
+    NodeScratch scratch;
+    ASSERT_TRUE(fgd.FilterOne(cycle, node, scratch).ok());
+    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, node, scratch), tc.want);
+  }
+}
+
 TEST(Fgd, Args) {
   struct Case {
     const char* name;
@@ -280,6 +311,9 @@ TEST(Fgd, Args) {
       {"good", "{tasks: [{cpuMilli: 1000, gpus: 1, gpuMilli: 500, models: [T4], weight: 1}]}", {}},
       {"default: whole GPUs", "{}", {}},
       {"pack tie-break", "{tieBreak: pack}", {}},
+      {"coarser scores", "{scoreStep: 2}", {}},
+      {"score step 0", "{scoreStep: 0}", {"a.scoreStep: must be in 1..50"}},
+      {"score step 51", "{scoreStep: 51}", {"a.scoreStep: must be in 1..50"}},
       {"no tie-break", "{tieBreak: none, tasks: [{gpus: 1, gpuMilli: 1000, weight: 1}]}", {}},
       {"unknown tie-break",
        "{tieBreak: fullest}",
