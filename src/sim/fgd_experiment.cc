@@ -372,31 +372,15 @@ class SeedPlacer {
   // Places `pod` (or fails it) and records the cluster after it.
   void Place(const PodDemand& pod, FgdSeedRun* run) {
     ShapeVerdicts* v = VerdictsOf(pod);
-    ++pod_number_;
-    // indexed keeps, per shape, only the GPUs chosen per node and the max-tree
-    // (whose leaves are the scores of the feasible nodes); the plain path keeps
-    // each node's version, verdict and score.
-    const bool first_of_shape = indexed_ ? v->best.empty() : v->version.empty();
-    if (first_of_shape) Reset(v);
-    CollectDirty(v, first_of_shape);
-    Rescore(pod, v, first_of_shape, run);
+    Refresh(pod, v, run);
     int chosen = -1;
     if (indexed_) {
-      if (first_of_shape) tree_.Build(v->best);
       const std::size_t first = tree_.Leftmost(v->best);
       if (first != std::string::npos) chosen = static_cast<int>(by_name_[first]);
     }
     if (two_stage_) v = ScoreFeasible(pod, *v, run);
     if (!indexed_) chosen = ChooseByScan(*v);
-    rec_.arrived += PodMilliTotal(pod);
-    if (chosen < 0) {
-      ++run->failed;
-      run->placement.emplace_back();
-    } else {
-      Apply(pod, chosen, v->gpus[chosen], run);
-    }
-    rec_.frag = frag_total_;
-    records_.push_back(rec_);
+    Settle(pod, chosen, *v, run);
   }
 
   const std::vector<Record>& records() const { return records_; }
@@ -411,20 +395,11 @@ class SeedPlacer {
     ShapeVerdicts* w = VerdictsOf(next);
     Refresh(pod, v, run);
     if (w != v) Refresh(next, w, run);
-    rec_.arrived += PodMilliTotal(pod);
     if (indexed_)
       AheadIndexed(*v, *w);
     else
       AheadByScan(*v, *w);
-    const int chosen = BestAhead(pod, next, run);
-    if (chosen < 0) {
-      ++run->failed;
-      run->placement.emplace_back();
-    } else {
-      Apply(pod, chosen, v->gpus[chosen], run);
-    }
-    rec_.frag = frag_total_;
-    records_.push_back(rec_);
+    Settle(pod, BestAhead(pod, next, run), *v, run);
   }
 
   // From the next pod on, scores with `runner` (fgd-learned's relearned target
@@ -442,7 +417,10 @@ class SeedPlacer {
   // Measured on the four openb lists: 2, 3, 4, 8 and 16 candidates; 4 was best.
   static constexpr std::size_t kCandidates = 4;
 
-  // Brings v's verdicts up to date for `pod`'s shape, as Place does.
+  // Brings v's verdicts up to date for `pod`'s shape. indexed keeps, per shape,
+  // only the GPUs chosen per node and the max-tree (whose leaves are the scores
+  // of the feasible nodes); the plain path keeps each node's version, verdict
+  // and score.
   void Refresh(const PodDemand& pod, ShapeVerdicts* v, FgdSeedRun* run) {
     ++pod_number_;  // CollectDirty's stamp, one per refreshed shape
     const bool first = indexed_ ? v->best.empty() : v->version.empty();
@@ -450,6 +428,20 @@ class SeedPlacer {
     CollectDirty(v, first);
     Rescore(pod, v, first, run);
     if (indexed_ && first) tree_.Build(v->best);
+  }
+
+  // Places the pod on `chosen` (v's GPUs there), or fails it (-1), and records
+  // the cluster after it.
+  void Settle(const PodDemand& pod, int chosen, const Verdicts& v, FgdSeedRun* run) {
+    rec_.arrived += PodMilliTotal(pod);
+    if (chosen < 0) {
+      ++run->failed;
+      run->placement.emplace_back();
+    } else {
+      Apply(pod, chosen, v.gpus[chosen], run);
+    }
+    rec_.frag = frag_total_;
+    records_.push_back(rec_);
   }
 
   // The look-ahead's inputs: the pod's candidates (node, score, GPUs) best first

@@ -24,6 +24,15 @@ std::vector<traces::OpenbPod> Pods(const std::string& text) {
       Csv::FromText("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n" + text));
 }
 
+// The list as it is, in file order, ties to the smallest trace name.
+FgdOptions InFileOrderByName() {
+  FgdOptions o;
+  o.shuffle = false;
+  o.inflate = false;
+  o.permute_node_names = false;
+  return o;
+}
+
 const char* kTwoNodes =
     "sn,cpu_milli,memory_mib,gpu,model\n"
     "A,8000,65536,2,V100M16\n"
@@ -64,10 +73,7 @@ TEST(FgdExperiment, BestFitByHandInFileOrder) {
 // shrinks from 750 to 375): B, and p2 then fits A. fgd-learned has seen p1
 // alone: no fragment either way, a tie, A; p2 finds no two whole GPUs.
 TEST(FgdExperiment, LearnedWorkloadIsThePodsSeenSoFar) {
-  FgdOptions o;
-  o.shuffle = false;
-  o.inflate = false;
-  o.permute_node_names = false;
+  const FgdOptions o = InFileOrderByName();
   const FgdExperiment e(Nodes("sn,cpu_milli,memory_mib,gpu,model\n"
                               "A,8000,65536,2,V100M16\n"
                               "B,8000,65536,1,V100M16\n"),
@@ -87,10 +93,7 @@ TEST(FgdExperiment, LearnedWorkloadIsThePodsSeenSoFar) {
 // Looking ahead, p1 on b-small leaves p2 its 50 on a-big (50 + 50 against
 // 50 + nothing): p1 goes to b-small and p2 to a-big.
 TEST(FgdExperiment, LookAheadLeavesTheNextPodItsNode) {
-  FgdOptions o;
-  o.shuffle = false;
-  o.inflate = false;
-  o.permute_node_names = false;
+  const FgdOptions o = InFileOrderByName();
   std::string pods = "p1,1000,1024,1,1000,\np2,1000,1024,2,1000,\n";
   for (int i = 3; i <= 21; ++i) pods += "p" + std::to_string(i) + ",1000,1024,1,1000,\n";
   const FgdExperiment e(Nodes("sn,cpu_milli,memory_mib,gpu,model\n"
@@ -109,10 +112,7 @@ TEST(FgdExperiment, LookAheadLeavesTheNextPodItsNode) {
 // and the 800 fits nowhere: 1 200 of 2 000 allocated, 40 % unallocated. Largest
 // first, the 800 goes to A, a 600 to B, the other 600 fits nowhere: 30 %.
 TEST(FgdExperiment, OfflinePlacesTheArrivedPodsLargestFirst) {
-  FgdOptions o;
-  o.shuffle = false;
-  o.inflate = false;
-  o.permute_node_names = false;
+  const FgdOptions o = InFileOrderByName();
   const FgdExperiment e(Nodes("sn,cpu_milli,memory_mib,gpu,model\n"
                               "A,8000,65536,1,T4\n"
                               "B,8000,65536,1,T4\n"),
@@ -167,10 +167,7 @@ TEST(FgdExperiment, TiesGoToTheSmallestNameOrAtRandom) {
       "n10,8000,65536,2,T4\n"
       "n1,8000,65536,2,T4\n");
   const auto pods = Pods("p,1000,1024,1,1000,\n");
-  FgdOptions o;
-  o.shuffle = false;
-  o.inflate = false;
-  o.permute_node_names = false;
+  FgdOptions o = InFileOrderByName();
   for (const auto& policy : FgdPolicyNames()) {
     if (policy == "random") continue;  // its scores are random, so it has no ties
     SCOPED_TRACE(policy);
