@@ -293,8 +293,8 @@ TEST(Fgd, ScoreStepRoundsDown) {
     args.score_step = tc.step;
     const Fgd fgd(args);
     const NodeState node = NodeBuilder("n").MilliFree(tc.free).Resources(8000, 64 * kGi).Build();
-    const CycleState cycle =
-        Cycle(DefaultPolicyConfig(), PodBuilder().Milli(1, tc.milli).Requests(1000, kGi).Build());
+    const PodDemand pod = PodBuilder().Milli(1, tc.milli).Requests(1000, kGi).Build();
+    const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);  // keeps a pointer to pod
     NodeScratch scratch;
     ASSERT_TRUE(fgd.FilterOne(cycle, node, scratch).ok());
     EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, node, scratch), tc.want);
