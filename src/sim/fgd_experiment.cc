@@ -686,6 +686,12 @@ class SeedPlacer {
   Ahead ahead_;
 };
 
+// The pods are made one at a time: the listed one under its name, its copies
+// "-clone1", "-clone2", ….
+std::string CopyName(const traces::OpenbPod& listed, int copy) {
+  return copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy);
+}
+
 // fgd-learned relearns its target workload after the 1st, 2nd, 4th, … pod, then
 // every 1024 pods: often while little is known, rarely once it is settled (each
 // relearning re-scores every node for the shapes that follow).
@@ -719,15 +725,11 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   run.seed = seed;
   run.pods = static_cast<int>(clone_of.size());
   run.placement.reserve(clone_of.size());
-  // The pods are made one at a time (names: the listed one, then "-clone1",
-  // "-clone2", … for its copies).
   std::vector<int> copies(pods_.size(), 0);
   for (std::size_t at = 0; at < clone_of.size(); ++at) {
     const traces::OpenbPod& listed = pods_[clone_of[at]];
     const int copy = copies[clone_of[at]]++;
-    const PodDemand pod =
-        ToDemand(listed, copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy),
-                 static_cast<int>(at));
+    const PodDemand pod = ToDemand(listed, CopyName(listed, copy), static_cast<int>(at));
     if (lookahead && at + 1 < clone_of.size()) {
       // The next pod as the queue shows it (its name does not matter to a score).
       const traces::OpenbPod& queued = pods_[clone_of[at + 1]];
@@ -761,9 +763,7 @@ double FgdExperiment::OfflineUnallocPct(const std::string& policy, FgdOfflineOrd
     if (total + listed.TotalMilli() > capacity_milli_) break;
     total += listed.TotalMilli();
     const int copy = copies[i]++;
-    arrived.push_back(
-        ToDemand(listed, copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy),
-                 static_cast<int>(arrived.size())));
+    arrived.push_back(ToDemand(listed, CopyName(listed, copy), static_cast<int>(arrived.size())));
   }
   // Each pod's share of the cluster's GPUs and CPU (so that both weigh alike).
   double cluster_cpu = 0;
@@ -787,19 +787,28 @@ double FgdExperiment::OfflineUnallocPct(const std::string& policy, FgdOfflineOrd
   return 100.0 - 100.0 * static_cast<double>(allocated) / static_cast<double>(capacity_milli_);
 }
 
-double FgdOfflineResult::Mean() const {
+namespace {
+
+double MeanOf(const std::vector<double>& v) {
   double s = 0;
-  for (double u : unalloc) s += u;
-  return unalloc.empty() ? 0 : s / static_cast<double>(unalloc.size());
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-double FgdOfflineResult::Sd() const {
-  if (unalloc.size() < 2) return 0;
-  const double mean = Mean();
+// The sample standard deviation (0 for fewer than two values).
+double SampleSd(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double mean = MeanOf(v);
   double ss = 0;
-  for (double u : unalloc) ss += (u - mean) * (u - mean);
-  return std::sqrt(ss / static_cast<double>(unalloc.size() - 1));
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / static_cast<double>(v.size() - 1));
 }
+
+}  // namespace
+
+double FgdOfflineResult::Mean() const { return MeanOf(unalloc); }
+
+double FgdOfflineResult::Sd() const { return SampleSd(unalloc); }
 
 double FgdPolicyResult::UnallocMean(int pct) const {
   double s = 0;
@@ -814,13 +823,9 @@ double FgdPolicyResult::FragRatioMean(int pct) const {
 }
 
 double FgdPolicyResult::AllocSd(int pct) const {
-  if (runs.size() < 2) return 0;
-  double mean = 0;
-  for (const auto& r : runs) mean += r.alloc_pct.at(pct);
-  mean /= static_cast<double>(runs.size());
-  double ss = 0;
-  for (const auto& r : runs) ss += (r.alloc_pct.at(pct) - mean) * (r.alloc_pct.at(pct) - mean);
-  return std::sqrt(ss / static_cast<double>(runs.size() - 1));
+  std::vector<double> alloc;
+  for (const auto& r : runs) alloc.push_back(r.alloc_pct.at(pct));
+  return SampleSd(alloc);
 }
 
 namespace {
