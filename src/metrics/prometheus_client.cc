@@ -145,6 +145,12 @@ std::string FormatSeconds(double s) { return fmt::format("{:.3f}", s); }
 
 }  // namespace
 
+std::optional<TimeMs> UnixSecondsToMs(double seconds) {
+  constexpr double kYear5000 = 95'617'584'000;
+  if (!(seconds >= 1 && seconds < kYear5000)) return std::nullopt;
+  return static_cast<TimeMs>(std::llround(seconds * 1000));
+}
+
 std::optional<double> ParseSampleValue(std::string_view text) {
   if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
   if (text == "+Inf" || text == "Inf") return std::numeric_limits<double>::infinity();

@@ -147,11 +147,12 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
         fmt::format("{} agent series have no {} label (relabel them; they are ignored)", unlabelled,
                     QuoteInput(node_label)));
 
-  std::map<std::string, TimeMs> times;
+  // Newest sample per node; a value that is no Unix time is kept as nothing.
+  std::map<std::string, std::optional<TimeMs>> times;
   for (const prom::Series& s : sample_times.series) {
     const auto it = s.metric.find(node_label);
-    if (it == s.metric.end() || s.points.empty() || !std::isfinite(s.points.back().value)) continue;
-    times[it->second] = static_cast<TimeMs>(std::llround(s.points.back().value * 1000));
+    if (it == s.metric.end() || s.points.empty()) continue;
+    times[it->second] = prom::UnixSecondsToMs(s.points.back().value);
   }
 
   for (auto& [name, a] : acc) {
@@ -162,8 +163,12 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
     if (!a.competition) m.sources.competition = "none";
     m.problems = std::move(a.problems);
     const auto t = times.find(name);
-    m.sample_time_ms = t == times.end() ? 0 : t->second;
-    if (t == times.end()) m.problems.push_back("no sample time (ai_collector_up is missing)");
+    if (t == times.end())
+      m.problems.push_back("no sample time (ai_collector_up is missing)");
+    else if (!t->second)
+      m.problems.push_back("no sample time (ai_collector_up's time is not a Unix time)");
+    else
+      m.sample_time_ms = *t->second;
     for (auto& [index, g] : a.gpus) {
       if (!g.used || !g.total) {
         m.problems.push_back(fmt::format("GPU {}: {} is missing", index, g.used ? kTotal : kUsed));

@@ -157,6 +157,28 @@ TEST(Snapshot, NoSampleTimeOrNoGpuSeriesIsUnusable) {
   EXPECT_EQ(s.nodes.at("disk-only").problems, std::vector<std::string>{"no GPU memory series"});
 }
 
+TEST(Snapshot, ASampleTimeThatIsNoUnixTimeMakesTheNodeUnknown) {
+  const struct {
+    const char* name;
+    double t_s;
+  } cases[] = {{"zero", 0},
+               {"under a millisecond", 0.0004},
+               {"negative", -5},
+               {"not a number", std::nan("")},
+               {"infinite", HUGE_VAL},
+               {"past the year 5000", 1e300}};
+  for (const auto& c : cases) {
+    const MetricsSnapshot s =
+        BuildSnapshot(Vector(TwoGpuNode("n1")), Times({"n1"}, c.t_s), "node", 0);
+    const NodeMetrics& m = s.nodes.at("n1");
+    EXPECT_FALSE(m.usable) << c.name;
+    EXPECT_EQ(
+        m.problems,
+        std::vector<std::string>{"no sample time (ai_collector_up's time is not a Unix time)"})
+        << c.name;
+  }
+}
+
 TEST(Snapshot, QueriesUseTheNodeLabel) {
   EXPECT_EQ(SampleTimeQuery("node"), "max by (node) (timestamp(ai_collector_up))");
   EXPECT_NE(AgentSeriesSelector().find("ai_gpu_memory_used_bytes|"), std::string::npos);

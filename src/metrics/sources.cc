@@ -308,9 +308,10 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
   }
 
   // Newest sample per (source, node).
-  std::map<std::pair<std::string, std::string>, TimeMs> times;
+  // A value that is no Unix time is kept as nothing, and named below.
+  std::map<std::pair<std::string, std::string>, std::optional<TimeMs>> times;
   for (const prom::Series& s : sample_times.series) {
-    if (s.points.empty() || !std::isfinite(s.points.back().value)) continue;
+    if (s.points.empty()) continue;
     const std::string source = Label(s.metric, kSourceMark);
     const std::string& label = source == MetricsSourceName(K::kDcgmExporter) ? c.dcgm_node_label
                                : source == MetricsSourceName(K::kNodeExporter)
@@ -318,7 +319,7 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
                                    : agent_node_label;
     const std::string node = Label(s.metric, label.c_str());
     if (node.empty()) continue;
-    times[{source, node}] = static_cast<TimeMs>(std::llround(s.points.back().value * 1000));
+    times[{source, node}] = prom::UnixSecondsToMs(s.points.back().value);
   }
 
   for (auto& [name, a] : acc) {
@@ -347,7 +348,12 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
                                     : "node_disk_reads_completed_total" + DiskSelector(c)));
         continue;
       }
-      sample = sample ? std::min(*sample, t->second) : t->second;
+      if (!t->second) {
+        m.problems.push_back(fmt::format("no sample time from {} (its time is not a Unix time)",
+                                         MetricsSourceName(k)));
+        continue;
+      }
+      sample = sample ? std::min(*sample, *t->second) : *t->second;
     }
     m.sample_time_ms = sample.value_or(0);
     if (c.storage == K::kNodeExporter && a.await_series == 0)

@@ -104,6 +104,17 @@ TEST(SourcedSnapshot, DcgmMemoryAndNodeExporterAwaitJoinByNode) {
   EXPECT_EQ(m.gpus[0].nvlink_peers[0], (NvlinkPeer{1, 12}));
 }
 
+TEST(SourcedSnapshot, ASampleTimeThatIsNoUnixTimeMakesTheNodeUnknown) {
+  for (const double t_s : {0.0, -1.0, 0.0004, std::nan(""), 1e300}) {
+    const MetricsSnapshot s = BuildSourcedSnapshot(Vec(Node("gpu-a")), Times("gpu-a", t_s, 999),
+                                                   DcgmNodeExporter(), "node", 7);
+    const NodeMetrics& m = s.nodes.at("gpu-a");
+    EXPECT_FALSE(m.usable) << t_s;
+    EXPECT_EQ(Problems(m), "no sample time from dcgm-exporter (its time is not a Unix time)\n")
+        << t_s;
+  }
+}
+
 TEST(SourcedSnapshot, MappingErrorsAndDoubtfulValuesMakeTheNodeUnknown) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   struct Case {

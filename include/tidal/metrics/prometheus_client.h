@@ -49,6 +49,10 @@ Status ParseQueryResponse(std::string_view body, int http_status, QueryResult* o
 // A number as the API writes it: decimal, "NaN", "+Inf", "-Inf".
 std::optional<double> ParseSampleValue(std::string_view text);
 
+// A sample's value read as a Unix time in seconds (timestamp(), ai_collector_up's
+// time): milliseconds, or nothing unless it lies between 1970 and the year 5000.
+std::optional<TimeMs> UnixSecondsToMs(double seconds);
+
 struct ClientOptions {
   std::string url;  // http(s)://host:port[/path-prefix]
   TimeMs timeout_ms = 5'000;
