@@ -14,12 +14,15 @@ RUN scripts/install-deps.sh build && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The tests and benchmarks are off: they need packages the image does not.
 # Debug info is stripped (tidal: 118 MB to 5 MB); the symbols stay for backtraces.
+# tidal-https.so is the https half of the agent's GET client, loaded on first use
+# from ../lib/tidal/ beside the executable.
 RUN cmake --preset release -DTIDAL_BUILD_TESTS=OFF -DTIDAL_BUILD_BENCH=OFF \
- && cmake --build --preset release --target tidal tidal-agent tidal-device-plugin \
- && mkdir /out \
+ && cmake --build --preset release --target tidal tidal-agent tidal-device-plugin tidal_https \
+ && mkdir -p /out/bin /out/lib/tidal \
  && for b in tidal tidal-agent tidal-device-plugin; do \
-      strip --strip-debug -o "/out/$b" "build/release/src/cli/$b"; \
-    done
+      strip --strip-debug -o "/out/bin/$b" "build/release/src/cli/$b"; \
+    done \
+ && strip --strip-debug -o /out/lib/tidal/tidal-https.so build/release/src/cli/tidal-https.so
 
 # --- runtime: debian:12-slim with only the shared libraries they load --------------
 FROM debian:12-slim
@@ -36,7 +39,8 @@ RUN apt-get update \
 RUN groupadd --gid 65532 tidal \
  && useradd --uid 65532 --gid 65532 --home-dir /home/tidal --create-home \
       --shell /usr/sbin/nologin tidal
-COPY --from=builder /out/ /usr/local/bin/
+COPY --from=builder /out/bin/ /usr/local/bin/
+COPY --from=builder /out/lib/ /usr/local/lib/
 USER 65532:65532
 WORKDIR /home/tidal
 # The Deployments pass the subcommand as args; the DaemonSets name tidal-agent

@@ -4,8 +4,9 @@
 #   scripts/build-image.sh [--bin-dir DIR] [--out DIR] [--image NAME:TAG] [--no-archive] [--no-install]
 #
 # The Dockerfile needs a base image from a registry; this needs none. The image
-# holds tidal, tidal-agent and tidal-device-plugin (debug info stripped), every
-# shared library `ldd` finds for them, /etc/passwd and /etc/group with the
+# holds tidal, tidal-agent and tidal-device-plugin (debug info stripped), the
+# https module they load on demand (/usr/local/lib/tidal), every shared library
+# `ldd` finds for them, /etc/passwd and /etc/group with the
 # non-root user tidal (65532), the CA bundle (the kube-apiserver client speaks
 # TLS) and /tmp: what the Dockerfile's debian:12-slim stage gives them, minus the
 # rest of Debian. umoci writes it as an OCI layout without a daemon; skopeo
@@ -131,9 +132,15 @@ chown 65532:65532 "$rootfs/home/tidal"
 for b in "${bins[@]}"; do
   strip --strip-debug -o "$rootfs/usr/local/bin/$b" "$bin_dir/$b"
 done
+# The https module both tidal and tidal-agent load on their first https GET
+# (http::Get looks in ../lib/tidal/ beside the executable).
+tls_module=$bin_dir/tidal-https.so
+[ -f "$tls_module" ] || die "$tls_module is missing; build it: cmake --build --preset release --target tidal_https"
+mkdir -p "$rootfs/usr/local/lib/tidal"
+strip --strip-debug -o "$rootfs/usr/local/lib/tidal/tidal-https.so" "$tls_module"
 
 # Every library the loader resolves for them, at the path it resolves it to.
-libs=$(for b in "${bins[@]}"; do ldd "$bin_dir/$b"; done | awk '
+libs=$(for b in "${bins[@]}" tidal-https.so; do ldd "$bin_dir/$b"; done | awk '
   /not found/ { print "MISSING " $1; next }
   $2 == "=>" && $3 ~ /^\// { print $3; next }
   $1 ~ /^\// { print $1 }' | sort -u)
@@ -290,6 +297,12 @@ for b in tidal-agent tidal-device-plugin; do
     die "chroot: $b --version failed in the unpacked image"
   check "chroot --userspec=$uid:$gid" "$b" "$got"
 done
+
+# The https module resolves every library it needs (OpenSSL) inside the image.
+got=$(env -i "$chroot_bin" "$work/bundle/rootfs" "$interp" --list /usr/local/lib/tidal/tidal-https.so 2>&1) ||
+  die "chroot: the TLS module /usr/local/lib/tidal/tidal-https.so does not load: $got"
+grep -q 'not found' <<<"$got" && die "chroot: the TLS module lacks libraries: $(grep 'not found' <<<"$got" | xargs)"
+say "chroot: /usr/local/lib/tidal/tidal-https.so resolves $(grep -c '=>' <<<"$got") libraries"
 
 if [ "$ran_podman" -eq 1 ]; then how="podman and chroot"; else how="chroot (podman did not run)"; fi
 say "OK: $image built offline and run with $how; every --version matches the build"

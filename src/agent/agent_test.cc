@@ -655,6 +655,20 @@ TEST(KubeletPodSource, HttpsWithoutACaIsRefusedBeforeConnecting) {
   EXPECT_NE(st.reason().find("no CA"), std::string::npos) << st.reason();
 }
 
+TEST(KubeletPodSource, HttpsWithoutTheTlsModuleSaysWhereItLooked) {
+  KubeletOptions o;
+  o.url = "https://127.0.0.1:1/pods";
+  o.token_file.clear();
+  o.insecure_skip_verify = true;
+  o.tls_module = "/nonexistent/tidal-https.so";
+  std::string out;
+  const Status st = KubeletPodSource(o)(&out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.reason().find("https needs the TLS module tidal-https.so"), std::string::npos)
+      << st.reason();
+  EXPECT_NE(st.reason().find("/nonexistent/tidal-https.so"), std::string::npos) << st.reason();
+}
+
 struct BodyCase {
   const char* name;
   std::size_t body;
@@ -733,6 +747,7 @@ TEST_P(KubeletTlsCases, VerifiesTheKubeletsCertificate) {
   o.timeout_ms = 5000;
   if (tc.give_ca) o.ca_file = tc.wrong_ca ? other.ca_file : pki.ca_file;
   o.insecure_skip_verify = tc.skip;
+  o.tls_module = TIDAL_TLS_MODULE;
   std::string out;
   const Status st = KubeletPodSource(o)(&out);
   kubelet.stop();

@@ -159,6 +159,7 @@ PodListSource KubeletPodSource(KubeletOptions options) {
     get.max_body_bytes = o.max_body_bytes;
     get.ca_file = o.ca_file;
     get.insecure_skip_verify = o.insecure_skip_verify;
+    get.tls_module = o.tls_module;
     // Never silently unverified: that takes the explicit flag.
     if (o.url.rfind("https://", 0) == 0 && !o.insecure_skip_verify && o.ca_file.empty())
       return Status::Error("kubelet " + o.url + ": no CA to verify its certificate");

@@ -1,196 +1,53 @@
 #include "tidal/http/client.h"
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-#include <chrono>
-#include <cstdint>
+#include <dlfcn.h>
+
 #include <exception>
-#include <functional>
-#include <optional>
-#include <string_view>
+#include <filesystem>
+#include <system_error>
+
+#include "http/client_exchange.h"
 
 namespace tidal::http {
 namespace {
 
-namespace beast = boost::beast;
-namespace net = boost::asio;
-namespace bhttp = boost::beast::http;
-using tcp = net::ip::tcp;
+using namespace exchange;
 
-struct Url {
-  bool tls = false;
-  std::string host, port, target;
-};
-
-bool AllDigits(std::string_view s) {
-  if (s.empty() || s.size() > 5) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  return true;
+std::vector<std::string> TlsModuleCandidates(const GetOptions& options) {
+  if (!options.tls_module.empty()) return {options.tls_module};
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  const std::filesystem::path dir = exe.parent_path();
+  return {(dir / ".." / "lib" / "tidal" / kTlsModuleName).lexically_normal().string(),
+          (dir / kTlsModuleName).string()};
 }
 
-// scheme://host[:port][/path]; host may be a bracketed IPv6 literal.
-std::optional<Url> ParseUrl(std::string_view rest) {
-  Url u;
-  if (rest.starts_with("https://")) {
-    u.tls = true;
-    rest.remove_prefix(8);
-  } else if (rest.starts_with("http://")) {
-    rest.remove_prefix(7);
-  } else {
-    return std::nullopt;
+// Loads the module for this one call. RTLD_NODELETE keeps it (and OpenSSL,
+// whose exit handlers must outlive the call) mapped once loaded, so the next
+// dlopen only finds it again.
+std::string GetTls(const std::string& url, const Url& u, const Headers& headers,
+                   const GetOptions& options, GetResult* out) {
+  const std::vector<std::string> candidates = TlsModuleCandidates(options);
+  std::string tried;
+  for (const std::string& path : candidates) {
+    void* module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (module == nullptr) {
+      const char* why = ::dlerror();
+      tried += (tried.empty() ? " " : "; ") + (why ? std::string(why) : path);
+      continue;
+    }
+    const auto get = reinterpret_cast<TlsGetFn>(::dlsym(module, kTlsGetSymbol));
+    std::string error;
+    if (get == nullptr)
+      error = url + ": " + path + " is not Tidal's TLS module (no " + kTlsGetSymbol + ")";
+    else
+      get(url, u, headers, options, out, &error);
+    ::dlclose(module);
+    return error;
   }
-  const std::size_t slash = rest.find('/');
-  const std::string_view authority = rest.substr(0, slash);
-  u.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  std::string_view host = authority, port;
-  if (authority.starts_with('[')) {
-    const std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    host = authority.substr(1, close - 1);
-    const std::string_view after = authority.substr(close + 1);
-    if (!after.empty() && after[0] != ':') return std::nullopt;
-    if (!after.empty()) port = after.substr(1);
-  } else if (const std::size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-    if (port.empty()) return std::nullopt;
-  }
-  if (host.empty() || (!port.empty() && !AllDigits(port))) return std::nullopt;
-  u.host = std::string(host);
-  u.port = port.empty() ? (u.tls ? "443" : "80") : std::string(port);
-  return u;
-}
-
-// Runs one asynchronous step to completion or to the exchange's deadline; past
-// it, `cancel` closes what is open and the step reports timed_out.
-class Deadline {
- public:
-  explicit Deadline(int timeout_ms)
-      : at_(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)) {}
-
-  template <class Start, class Cancel>
-  beast::error_code Step(Start&& start, Cancel&& cancel) {
-    beast::error_code result;
-    bool done = false;
-    start([&](beast::error_code ec, auto&&...) {
-      result = ec;
-      done = true;
-    });
-    ioc_.restart();
-    ioc_.run_until(at_);
-    if (done) return result;
-    cancel();
-    ioc_.restart();
-    ioc_.run();  // the cancelled step completes with operation_aborted
-    return net::error::timed_out;
-  }
-
-  net::io_context& ioc() { return ioc_; }
-
- private:
-  net::io_context ioc_;
-  std::chrono::steady_clock::time_point at_;
-};
-
-Status Failed(const std::string& url, const std::string& what, const beast::error_code& ec) {
-  return Status::Error(url + ": " + what + ": " +
-                       (ec == net::error::timed_out ? std::string("timed out") : ec.message()));
-}
-
-template <class Stream>
-Status Exchange(Stream& stream, Deadline& deadline, const std::function<void()>& cancel,
-                const std::string& url, const Url& u,
-                const std::vector<std::pair<std::string, std::string>>& headers,
-                const GetOptions& options, GetResult* out) {
-  bhttp::request<bhttp::empty_body> request{bhttp::verb::get, u.target, 11};
-  request.set(bhttp::field::host, u.host);
-  request.set(bhttp::field::user_agent, "tidal");
-  request.set(bhttp::field::connection, "close");
-  for (const auto& [name, value] : headers) request.set(name, value);
-  if (auto ec = deadline.Step([&](auto h) { bhttp::async_write(stream, request, h); }, cancel))
-    return Failed(url, "sending the request", ec);
-  beast::flat_buffer buffer;
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(options.max_body_bytes);
-  parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
-  const Status too_large = Status::Error(url + ": body larger than " +
-                                         std::to_string(options.max_body_bytes) + " bytes");
-  // The header first, so a Content-Length over the limit is refused before any
-  // body byte is buffered; the body's size is checked again once read, whatever
-  // the framing (the parser's own limit is not relied on alone).
-  auto ec =
-      deadline.Step([&](auto h) { bhttp::async_read_header(stream, buffer, parser, h); }, cancel);
-  if (ec == bhttp::error::header_limit)
-    return Status::Error(url + ": response headers larger than " +
-                         std::to_string(options.max_header_bytes) + " bytes");
-  if (ec == bhttp::error::body_limit) return too_large;
-  if (ec) return Failed(url, "reading the response", ec);
-  if (const auto length = parser.content_length(); length && *length > options.max_body_bytes)
-    return too_large;
-  if (!parser.is_done())
-    ec = deadline.Step([&](auto h) { bhttp::async_read(stream, buffer, parser, h); }, cancel);
-  if (ec == bhttp::error::body_limit) return too_large;
-  if (ec) return Failed(url, "reading the response", ec);
-  if (parser.get().body().size() > options.max_body_bytes) return too_large;
-  out->status = static_cast<int>(parser.get().result_int());
-  out->body = std::move(parser.get().body());
-  return Status();
-}
-
-Status Connect(Deadline& deadline, tcp::socket& socket, const std::string& url, const Url& u) {
-  tcp::resolver resolver(deadline.ioc());
-  tcp::resolver::results_type endpoints;
-  auto ec = deadline.Step(
-      [&](auto h) {
-        resolver.async_resolve(u.host, u.port,
-                               [&, h](beast::error_code e, tcp::resolver::results_type r) mutable {
-                                 endpoints = std::move(r);
-                                 h(e);
-                               });
-      },
-      [&] { resolver.cancel(); });
-  if (ec) return Failed(url, "resolving " + u.host, ec);
-  ec = deadline.Step([&](auto h) { net::async_connect(socket, endpoints, h); },
-                     [&] { socket.close(); });
-  if (ec) return Failed(url, "connecting", ec);
-  return Status();
-}
-
-Status GetTls(Deadline& deadline, const std::string& url, const Url& u,
-              const std::vector<std::pair<std::string, std::string>>& headers,
-              const GetOptions& options, GetResult* out) {
-  net::ssl::context context(net::ssl::context::tls_client);
-  beast::error_code ec;
-  if (options.insecure_skip_verify) {
-    context.set_verify_mode(net::ssl::verify_none);
-  } else if (options.ca_file.empty()) {
-    return Status::Error(url + ": no CA to verify the server's certificate");
-  } else {
-    context.load_verify_file(options.ca_file, ec);
-    if (ec) return Status::Error(url + ": CA file " + options.ca_file + ": " + ec.message());
-    context.set_verify_mode(net::ssl::verify_peer);
-  }
-  beast::ssl_stream<tcp::socket> stream(deadline.ioc(), context);
-  if (!options.insecure_skip_verify)
-    stream.set_verify_callback(net::ssl::host_name_verification(u.host));
-  beast::error_code parse_error;
-  net::ip::make_address(u.host, parse_error);
-  // SNI only for names: RFC 6066 forbids an IP literal there.
-  if (parse_error && !SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str()))
-    return Status::Error(url + ": cannot set the TLS server name");
-  if (Status s = Connect(deadline, stream.next_layer(), url, u); !s.ok()) return s;
-  const std::function<void()> cancel = [&] { stream.next_layer().close(); };
-  ec = deadline.Step([&](auto h) { stream.async_handshake(net::ssl::stream_base::client, h); },
-                     cancel);
-  if (ec) return Failed(url, "TLS handshake", ec);
-  return Exchange(stream, deadline, cancel, url, u, headers, options, out);
+  return url + ": https needs the TLS module " + kTlsModuleName +
+         ", installed beside the executable or in ../lib/tidal/ (not loaded:" + tried + ")";
 }
 
 }  // namespace
@@ -199,16 +56,21 @@ Status Get(const std::string& url, const std::vector<std::pair<std::string, std:
            const GetOptions& options, GetResult* out) {
   const std::optional<Url> u = ParseUrl(url);
   if (!u) return Status::Error(url + ": expected http://host[:port]/path or https://...");
-  Deadline deadline(options.timeout_ms);
+  std::string error;
   try {
-    if (u->tls) return GetTls(deadline, url, *u, headers, options, out);
-    tcp::socket socket(deadline.ioc());
-    if (Status s = Connect(deadline, socket, url, *u); !s.ok()) return s;
-    const std::function<void()> cancel = [&] { socket.close(); };
-    return Exchange(socket, deadline, cancel, url, *u, headers, options, out);
+    if (u->tls) {
+      error = GetTls(url, *u, headers, options, out);
+    } else {
+      Deadline deadline(options.timeout_ms);
+      tcp::socket socket(deadline.ioc());
+      error = Connect(deadline, socket, url, *u);
+      const std::function<void()> cancel = [&] { socket.close(); };
+      if (error.empty()) error = Exchange(socket, deadline, cancel, url, *u, headers, options, out);
+    }
   } catch (const std::exception& e) {
-    return Status::Error(url + ": " + e.what());
+    error = url + ": " + e.what();
   }
+  return error.empty() ? Status() : Status::Error(error);
 }
 
 }  // namespace tidal::http

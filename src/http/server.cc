@@ -4,11 +4,15 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+// Built twice (src/http/CMakeLists.txt): with HTTPS for tidal serve, and without
+// for tidal-agent, which then neither maps OpenSSL nor pays its relocations.
+#if TIDAL_HTTP_SERVER_TLS
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
+#endif
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -224,7 +228,9 @@ class Session : public SessionBase {
   void Start() {
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
       WaitForRequest();
-    } else {
+    }
+#if TIDAL_HTTP_SERVER_TLS
+    else {
       Tcp().expires_after(std::chrono::milliseconds(limits().header_timeout_ms));
       stream_.async_handshake(net::ssl::stream_base::server, [self = Self()](beast::error_code ec) {
         if (ec) {
@@ -234,6 +240,7 @@ class Session : public SessionBase {
         self->WaitForRequest();
       });
     }
+#endif
   }
 
   // Keep-alive: idle until a byte arrives (closed after idle_timeout_ms, or
@@ -407,14 +414,18 @@ class Session : public SessionBase {
 };
 
 using PlainSession = Session<beast::tcp_stream>;
+#if TIDAL_HTTP_SERVER_TLS
 using TlsSession = Session<beast::ssl_stream<beast::tcp_stream>>;
+#endif
 
 }  // namespace
 
 struct Server::Impl {
   // Declared before the io_context so that they outlive the sessions it destroys.
   Shared shared;
+#if TIDAL_HTTP_SERVER_TLS
   std::optional<net::ssl::context> tls;
+#endif
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
   std::vector<std::thread> threads;
@@ -446,11 +457,10 @@ struct Server::Impl {
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     std::shared_ptr<SessionBase> s;
-    if (tls) {
-      s = std::make_shared<TlsSession>(shared, std::move(socket), *tls);
-    } else {
-      s = std::make_shared<PlainSession>(shared, std::move(socket));
-    }
+#if TIDAL_HTTP_SERVER_TLS
+    if (tls) s = std::make_shared<TlsSession>(shared, std::move(socket), *tls);
+#endif
+    if (!s) s = std::make_shared<PlainSession>(shared, std::move(socket));
     s->Run();
   }
 
@@ -465,6 +475,10 @@ struct Server::Impl {
     }
     if (o.tls_cert_file.empty() || o.tls_key_file.empty())
       return Status::Error("--tls-cert and --tls-key go together");
+#if !TIDAL_HTTP_SERVER_TLS
+    return Status::Error("this executable serves plain HTTP only (--tls-cert " + o.tls_cert_file +
+                         "): HTTPS is tidal serve's");
+#else
     tls.emplace(net::ssl::context::tls_server);
     tls->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
                      net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
@@ -483,6 +497,7 @@ struct Server::Impl {
       tls->set_verify_mode(net::ssl::verify_peer | net::ssl::verify_fail_if_no_peer_cert);
     }
     return Status();
+#endif
   }
 
   Status Listen() {

@@ -55,6 +55,7 @@ struct KubeletOptions {
   bool insecure_skip_verify = false;  // only when asked for: the token would go to anyone
   int timeout_ms = 5000;
   std::size_t max_body_bytes = std::size_t{16} << 20;  // a PodList larger than this is refused
+  std::string tls_module;  // https: http::GetOptions::tls_module (empty: beside the executable)
 };
 
 // Chooses how the kubelet's certificate is checked: an explicit --kubelet-ca, else

@@ -2,9 +2,9 @@
 // A small blocking HTTP/1.1 client (one GET, one connection) on the same
 // Boost.Beast stack as the server, for the node agent's kubelet pod list: one
 // deadline over the whole exchange, the body bounded while it arrives, TLS
-// verified against a CA file unless skipping is asked for explicitly. OpenSSL is
-// touched only for an https URL (a process that never fetches over TLS keeps
-// its pages untouched).
+// verified against a CA file unless skipping is asked for explicitly. https is
+// served by a module loaded on its first use (tidal-https.so, which links
+// OpenSSL), so a process that never fetches over TLS does not map OpenSSL.
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -20,7 +20,12 @@ struct GetOptions {
   std::size_t max_header_bytes = 64u << 10;
   std::string ca_file;  // https: the CA that signed the server's certificate
   bool insecure_skip_verify = false;
+  // https: the TLS module; empty: kTlsModuleName in ../lib/tidal/ beside the
+  // executable (an installation), else beside it (a build tree).
+  std::string tls_module;
 };
+
+inline constexpr const char* kTlsModuleName = "tidal-https.so";
 
 struct GetResult {
   int status = 0;
