@@ -96,7 +96,15 @@ TEST_F(Stack, EveryStackRendersAndPassesTheChecks) {
         "Deployment/load-aware-scheduler", "ServiceMonitor/load-aware-scheduler",
         "PrometheusRule/tidal", "ConfigMap/tidal-grafana-dashboard", "Deployment/tidal-rebalancer",
         "ClusterRole/tidal-rebalancer"},
-       {"ConfigMap/tidal-prometheus", "PodMonitor/load-aware-scheduler"}},
+       {"ConfigMap/tidal-prometheus", "PodMonitor/load-aware-scheduler",
+        "ClusterRole/ai-node-metrics"}},
+      {"with the agent reading its kubelet's pods",
+       "deploy/overlays/kubelet-pods",
+       {},
+       {"Namespace/tidal-system", "DaemonSet/ai-node-metrics", "ServiceMonitor/ai-node-metrics",
+        "Deployment/load-aware-scheduler", "ClusterRole/ai-node-metrics",
+        "ClusterRoleBinding/ai-node-metrics"},
+       {"ConfigMap/tidal-prometheus"}},
       {"with kube-prometheus-stack",
        "deploy/overlays/kube-prometheus-stack",
        kMonitoringExists,
@@ -123,6 +131,33 @@ TEST_F(Stack, EveryStackRendersAndPassesTheChecks) {
     const auto kinds = Kinds(r.yaml);
     for (const auto& k : tc.must_have) EXPECT_EQ(kinds.count(k), 1u) << k;
     for (const auto& k : tc.must_not_have) EXPECT_EQ(kinds.count(k), 0u) << k;
+  }
+}
+
+// The agent reads the kubelet's pods (with a token allowed nodes/proxy) only in
+// the overlay that asks for it; by default it has no token at all.
+TEST_F(Stack, OnlyTheKubeletPodsOverlayGivesTheAgentTheKubelet) {
+  struct Case {
+    const char* dir;
+    bool kubelet;
+  };
+  for (const Case& tc : {Case{"deploy", false}, Case{"deploy/overlays/no-operator", false},
+                         Case{"deploy/overlays/kubelet-pods", true}}) {
+    SCOPED_TRACE(tc.dir);
+    const Rendered r = Render(tc.dir, dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.yaml;
+    YAML::Node agent;
+    for (const auto& doc : YAML::LoadAll(r.yaml))
+      if (doc.IsMap() && doc["kind"] && doc["kind"].as<std::string>() == "DaemonSet" &&
+          doc["metadata"]["name"].as<std::string>() == "ai-node-metrics")
+        agent = doc;
+    ASSERT_TRUE(agent) << "no DaemonSet ai-node-metrics";
+    const YAML::Node pod = agent["spec"]["template"]["spec"];
+    bool kubelet_url = false;
+    for (const auto& a : pod["containers"][0]["args"])
+      kubelet_url = kubelet_url || a.as<std::string>().rfind("--kubelet-url=", 0) == 0;
+    EXPECT_EQ(kubelet_url, tc.kubelet);
+    EXPECT_EQ(pod["automountServiceAccountToken"].as<bool>(), tc.kubelet);
   }
 }
 

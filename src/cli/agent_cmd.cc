@@ -143,8 +143,11 @@ int RunAgent(const AgentFlags& f) {
   collectors.push_back(
       std::make_unique<agent::DiskCollector>(disk, agent::RealFileReader(), clock));
   collectors.push_back(std::move(gpu));
-  collectors.push_back(std::make_unique<agent::CompetitionCollector>(
-      node, pods, [gpu_ptr] { return gpu_ptr->gpu_count(); }, f.nvlink_slots));
+  // Without a pod source there is no competition collector (not a failing one):
+  // tidal serve and tidal rebalance count the NVLink pods from the API server.
+  if (pods)
+    collectors.push_back(std::make_unique<agent::CompetitionCollector>(
+        node, pods, [gpu_ptr] { return gpu_ptr->gpu_count(); }, f.nvlink_slots));
   agent::AgentOptions options{node, interval_ms, TidalBuild()};
   options.warn = [](const std::string& what) { std::cerr << "tidal agent: " << what << "\n"; };
   agent::Agent a(std::move(options), std::move(collectors), clock);

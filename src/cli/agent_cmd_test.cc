@@ -48,6 +48,20 @@ TEST(AgentCommand, KubeletTrustIsCheckedAtStartUp) {
   }
 }
 
+// The DaemonSet gives no pod source: the competition collector is left out, not
+// reported down (which would fire TidalAgentCollectorDown on every node).
+TEST(AgentCommand, NoPodSourceMeansNoCompetitionCollector) {
+  const CommandResult r = RunBinary(TIDAL_AGENT_BINARY,
+                                    "--once --node-name n --nvml-lib /nonexistent/libnvml.so "
+                                    "--nvidia-smi /nonexistent/nvidia-smi");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"(ai_collector_up{node="n",collector="disk",reason=""} 1)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("nvlink_competition"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ai_nvlink_competition_index"), std::string::npos) << r.out;
+}
+
 // https is served by the TLS module (tidal-https.so) that both executables load
 // from beside themselves: the pod list reaches the competition index.
 TEST(AgentCommand, FetchesTheKubeletsPodsOverHttpsThroughTheTlsModule) {

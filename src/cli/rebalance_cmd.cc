@@ -72,7 +72,9 @@ int RunRebalance(const RebalanceFlags& f) {
   po.timeout_ms = policy.config().query_timeout_ms;
   po.ca_file = f.prometheus_ca;
   po.bearer_token_file = f.prometheus_token_file;
-  PrometheusSource source(std::make_unique<prom::PrometheusClient>(po), f.node_label);
+  // The configured exporters, as tidal serve reads them (docs/metrics-sources.md).
+  PrometheusSource source(std::make_unique<prom::PrometheusClient>(po), f.node_label,
+                          policy.config().metrics_source);
   kube::KubeClient api(f.in_cluster
                            ? kube::InClusterEndpoint(kube::ProcessEnv(), kube::kServiceAccountDir)
                            : kube::LoadKubeconfig(f.kubeconfig, f.kube_context));

@@ -205,6 +205,17 @@ std::optional<TimeMs> ParseRfc3339Ms(std::string_view text) {
   return (static_cast<TimeMs>(t) - offset_s) * 1000 + frac_ms;
 }
 
+NvlinkPodCounts CountNvlinkPods(const std::vector<PodInfo>& pods,
+                                const NvlinkDetection& detection) {
+  NvlinkPodCounts counts;
+  for (const PodInfo& p : pods) {
+    const bool active = !p.node.empty() && p.phase != "Succeeded" && p.phase != "Failed";
+    if (active && !p.deleting && p.demand.gpu_count > 0 && PodUsesNvlink(detection, p.demand))
+      ++counts[p.node];
+  }
+  return counts;
+}
+
 Status DecodePodInfo(std::string_view json, PodInfo* out) {
   RawPod raw;
   if (Status s = DecodePodJson(json, &raw); !s.ok()) return s;

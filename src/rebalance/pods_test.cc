@@ -267,6 +267,46 @@ TEST(DecodePodInfo, ReadsOwnerStartAndDemand) {
   EXPECT_FALSE(p.deleting);
 }
 
+TEST(CountNvlinkPods, Table) {
+  struct Case {
+    const char* name;
+    std::string node, phase;
+    int gpus;
+    bool nvlink_required, deleting;
+    int counted;  // on node "a"
+  };
+  const Case cases[] = {
+      {"a running NVLink pod counts", "a", "Running", 2, true, false, 1},
+      {"a pending bound one counts (it will compete soon)", "a", "Pending", 2, true, false, 1},
+      {"a finished one does not", "a", "Succeeded", 2, true, false, 0},
+      {"a failed one does not", "a", "Failed", 2, true, false, 0},
+      {"one being deleted does not", "a", "Running", 2, true, true, 0},
+      {"one without GPUs does not", "a", "Running", 0, true, false, 0},
+      {"one without NVLink use does not", "a", "Running", 2, false, false, 0},
+      {"an unbound one counts nowhere", "", "Pending", 2, true, false, 0},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    PodInfo p;
+    p.node = tc.node;
+    p.phase = tc.phase;
+    p.deleting = tc.deleting;
+    p.demand.gpu_count = tc.gpus;
+    p.demand.nvlink_required = tc.nvlink_required;
+    // A second, plain NVLink pod on another node is counted there only.
+    PodInfo other = p;
+    other.node = "b";
+    other.phase = "Running";
+    other.deleting = false;
+    other.demand.gpu_count = 4;
+    other.demand.nvlink_required = true;
+    const NvlinkPodCounts counts = CountNvlinkPods({p, other}, NvlinkDetection{});
+    EXPECT_EQ(counts.count("a") ? counts.at("a") : 0, tc.counted);
+    EXPECT_EQ(counts.at("b"), 1);
+    EXPECT_EQ(counts.count(""), 0u);
+  }
+}
+
 TEST(DecodePodInfo, Errors) {
   struct Case {
     std::string name, json, error;

@@ -72,6 +72,13 @@ Round Rebalancer::RunOnce() {
     round.status = Status::Error("Kubernetes API " + api_.Describe() + ": " + s.reason());
     return round;
   }
+  // The competition index from the pods listed now, on the nodes whose agent
+  // does not give it, as the extender does from its pod watch.
+  const MetricsSourceConfig& sources = policy_.config().metrics_source;
+  const NvlinkPodCounts nvlink_pods = CountNvlinkPods(in.pods, policy_.config().nvlink);
+  for (MetricsSnapshot& snap : in.snapshots)
+    ApplyPodCompetition(nvlink_pods, policy_.config().nvlink.slots_per_gpu,
+                        sources.nvlink == MetricsSourceKind::kDcgmExporter, &snap);
   in.moved_at_ms = moved_at_ms_;
   round.plan = MakePlan(policy_, options_.planner, in);
   if (!evictor_) return round;

@@ -35,6 +35,8 @@ class Source final : public MetricsSource {
         m.gpus.push_back(gpu);
       }
       m.sample_time_ms = now_ms - 5'000;
+      // As the DaemonSet's agent: no competition index of its own.
+      m.sources.competition = "none";
       s.nodes[name] = m;
     }
     *out = s;
@@ -150,6 +152,36 @@ TEST(Rebalancer, HeldMoves) {
     EXPECT_NE(text.find(c.text), std::string::npos) << text;
     EXPECT_EQ(f.Evictions(), c.evictions);
     EXPECT_FALSE(f.api.pod("ml", "train-a").is_null());
+  }
+}
+
+// The agent's series give no competition index (the DaemonSet's agent does not
+// read the kubelet's pods): the round counts the NVLink pods it listed, as the
+// extender does from its watch, and a node whose NVLink they fill is no longer
+// the target of a pod that uses NVLink.
+TEST(Rebalancer, CountsNvlinkPodsWhereTheAgentGivesNoIndex) {
+  struct Case {
+    const char* name;
+    int nvlink_pods_on_b;
+    const char* target;
+  };
+  const Case cases[] = {
+      {"b idle: the move goes to b", 0, "b"},
+      {"16 NVLink pods on b's 4 GPUs (2 slots each): the move goes to c", 16, "c"}};
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    Fixture f;
+    json train = MovablePod("train-a", "a", f.clock.NowMs() - 122 * 60'000);
+    train["metadata"]["annotations"]["ai.nvlink-required"] = "true";
+    f.api.PutPod(train);
+    for (int i = 0; i < tc.nvlink_pods_on_b; ++i)
+      f.api.PutPod(testing::TestPod("ml", "ddp-" + std::to_string(i), 1, "b", "Running",
+                                    {{"ai.nvlink-required", "true"}}));
+    Rebalancer r(f.policy, f.source, *f.client, f.clock, nullptr, {});
+    const Round round = r.RunOnce();
+    ASSERT_TRUE(round.status.ok()) << round.status.reason();
+    ASSERT_EQ(round.plan.moves.size(), 1u) << FormatPlan(round.plan);
+    EXPECT_EQ(round.plan.moves[0].to, tc.target) << FormatPlan(round.plan);
   }
 }
 

@@ -241,15 +241,13 @@ class Cluster:
         procfs = self._mkdir("agents", node.name, "proc")
         with open(os.path.join(procfs, "diskstats"), "w", encoding="utf-8") as f:
             f.write(_QUIET_DISKSTATS)
-        pods = os.path.join(home, "pods.json")
-        with open(pods, "w", encoding="utf-8") as f:
-            f.write('{"items":[]}')
         port = self._port(f"agent-{node.name}")
         env = dict(os.environ, TIDAL_NVML_STUB_SCRIPT=script)
+        # As the DaemonSet runs it: no pod source, so tidal serve counts the NVLink
+        # pods from its own watch.
         self.sup.start(f"agent-{node.name}", [
             self.tools.agent, "agent", "--listen", f"127.0.0.1:{port}", "--node-name", node.name,
-            "--nvml-lib", self.tools.nvml_stub, "--interval", "1s", "--pods-file", pods,
-            "--procfs", procfs], env=env)
+            "--nvml-lib", self.tools.nvml_stub, "--interval", "1s", "--procfs", procfs], env=env)
 
     # Prometheus.
 

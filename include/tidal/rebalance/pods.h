@@ -11,6 +11,8 @@
 #include "tidal/core/clock.h"
 #include "tidal/core/status.h"
 #include "tidal/core/types.h"
+#include "tidal/kubetypes/pod.h"
+#include "tidal/metrics/snapshot.h"
 
 namespace tidal::rebalance {
 
@@ -83,6 +85,12 @@ struct PodInfo {
 
 // A Pod object (JSON) from the API server.
 Status DecodePodInfo(std::string_view json, PodInfo* out);
+
+// NVLink-using pods per node by the extender's pod-watch rule: bound, with GPUs,
+// neither finished nor being deleted, and PodUsesNvlink. The competition index
+// comes from these where the agent's series do not give it (the DaemonSet's
+// agent does not read the kubelet's pods by default).
+NvlinkPodCounts CountNvlinkPods(const std::vector<PodInfo>& pods, const NvlinkDetection& detection);
 
 // RFC 3339 as the API server writes it ("2026-01-01T00:00:00Z", fractional
 // seconds and numeric offsets accepted), in Unix milliseconds.
