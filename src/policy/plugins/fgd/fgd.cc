@@ -8,17 +8,20 @@
 
 namespace tidal {
 
-// FGD's measure (tidal/policy/fragmentation.h), defined in the plugin's translation
-// unit so that its batch loops (flatten) inline it into Fgd's filter and score.
-double NodeFragmentation(std::int64_t cpu_left, const std::string& model, std::span<const int> free,
-                         std::span<const FgdTask> tasks) {
+namespace {
+
+// F_n(M) with `accepts(i)` telling whether task i accepts the node's GPU model.
+template <class Accepts>
+double Fragmentation(std::int64_t cpu_left, Accepts accepts, std::span<const int> free,
+                     std::span<const FgdTask> tasks) {
   std::int64_t idle = 0;
   for (int f : free) idle += f;
   if (idle == 0) return 0;
   double frag = 0;
-  for (const FgdTask& t : tasks) {
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const FgdTask& t = tasks[i];
     // A CPU-only task uses no GPU: to it, every free GPU share is a fragment.
-    if (t.gpus == 0 || !ModelAccepted(t.models, model) || cpu_left < t.cpu_milli) {
+    if (t.gpus == 0 || !accepts(i) || cpu_left < t.cpu_milli) {
       frag += t.weight * static_cast<double>(idle);
       continue;
     }
@@ -35,11 +38,57 @@ double NodeFragmentation(std::int64_t cpu_left, const std::string& model, std::s
   return frag;
 }
 
+}  // namespace
+
+// FGD's measure (tidal/policy/fragmentation.h), defined in the plugin's translation
+// unit so that its batch loops (flatten) inline it into Fgd's filter and score.
+double NodeFragmentation(std::int64_t cpu_left, const std::string& model, std::span<const int> free,
+                         std::span<const FgdTask> tasks) {
+  return Fragmentation(
+      cpu_left, [&](std::size_t i) { return ModelAccepted(tasks[i].models, model); }, free, tasks);
+}
+
+double NodeFragmentationAccepting(std::int64_t cpu_left, std::span<const char> accepted,
+                                  std::span<const int> free, std::span<const FgdTask> tasks) {
+  return Fragmentation(
+      cpu_left, [&](std::size_t i) { return accepted[i] != 0; }, free, tasks);
+}
+
+TaskModelTable::TaskModelTable(std::span<const FgdTask> tasks) {
+  unnamed_.resize(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    unnamed_[i] = tasks[i].models.empty();
+    for (const std::string& m : tasks[i].models)
+      if (std::none_of(by_model_.begin(), by_model_.end(),
+                       [&](const auto& entry) { return entry.first == m; }))
+        by_model_.emplace_back(m, std::vector<char>());
+  }
+  for (auto& [model, accepted] : by_model_) {
+    accepted.resize(tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+      accepted[i] = ModelAccepted(tasks[i].models, model);
+  }
+}
+
+std::span<const char> TaskModelTable::Accepted(const std::string& model) const {
+  for (const auto& [m, accepted] : by_model_)
+    if (m == model) return accepted;
+  return unnamed_;
+}
+
 double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks) {
   int free[kMaxGpusPerNode];
   const std::size_t n = node.gpus.size();
   for (std::size_t i = 0; i < n; ++i) free[i] = node.gpus[i].milli_free;
   return NodeFragmentation(CpuLeft(node), NodeGpuModel(node), std::span<const int>(free, n), tasks);
+}
+
+double Fgd::Fragmentation(const NodeState& node) const {
+  int free[kMaxGpusPerNode];
+  const std::size_t n = node.gpus.size();
+  for (std::size_t i = 0; i < n; ++i) free[i] = node.gpus[i].milli_free;
+  return NodeFragmentationAccepting(CpuLeft(node), models_.Accepted(NodeGpuModel(node)),
+                                    std::span<const int>(free, n), args_.tasks);
 }
 
 namespace {
@@ -52,8 +101,9 @@ double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus,
   const std::size_t n = node.gpus.size();
   for (std::size_t i = 0; i < n; ++i)
     free[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
-  const double after = NodeFragmentation(CpuLeft(node) - pod.cpu_milli, NodeGpuModel(node),
-                                         std::span<const int>(free, n), args_.tasks);
+  const double after = NodeFragmentationAccepting(CpuLeft(node) - pod.cpu_milli,
+                                                  models_.Accepted(NodeGpuModel(node)),
+                                                  std::span<const int>(free, n), args_.tasks);
   const double truncated = std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
   const double score = std::floor(truncated / args_.score_step) * args_.score_step;
   if (args_.tie_break == FgdTieBreak::kNone || n == 0) return score;
@@ -79,7 +129,7 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
     }
     return Status::Fits();
   }
-  const double before = NodeFragmentation(node, args_.tasks);
+  const double before = Fragmentation(node);
   int best = -1;
   double best_score = 0;
   for (std::size_t i = 0; i < node.gpus.size(); ++i) {
@@ -101,7 +151,7 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
                      const NodeScratch& scratch) const {
   const PodDemand& pod = *cycle.pod;
   GpuSet gpus = scratch.placed ? scratch.gpus : PickGpus(node, pod, GpuPick::kBestFit);
-  return ScoreFor(pod, node, gpus, NodeFragmentation(node, args_.tasks));
+  return ScoreFor(pod, node, gpus, Fragmentation(node));
 }
 
 std::unique_ptr<Plugin> NewFgd(const YAML::Node& args, const std::string& path,

@@ -13,7 +13,7 @@ namespace tidal {
 
 class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
  public:
-  explicit Fgd(FgdArgs args) : args_(std::move(args)) {}
+  explicit Fgd(FgdArgs args) : args_(std::move(args)), models_(args_.tasks) {}
   std::string_view Name() const override { return "fgd"; }
   // Rejects a node where the pod's GPUs do not fit; for a sharing pod, chooses the
   // GPU that raises fragmentation least (first on ties).
@@ -24,7 +24,10 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   const FgdArgs& args() const { return args_; }
 
  private:
+  // The node's fragmentation for the args' tasks (NodeFragmentation, through models_).
+  double Fragmentation(const NodeState& node) const;
   FgdArgs args_;
+  TaskModelTable models_;  // built from args_.tasks: declared after it
 };
 
 std::unique_ptr<Plugin> NewFgd(const YAML::Node& args, const std::string& path,

@@ -45,6 +45,36 @@ TEST(Fgd, NodeFragmentationByHand) {
   EXPECT_DOUBLE_EQ(NodeFragmentation(8000, "V100M16", none, Tasks()), 0);
 }
 
+// The model table is a lookup, not a new rule: for tasks naming models in every
+// combination and nodes of named and unnamed models, the fragmentation through it
+// equals the plain one, which compares each task's models.
+TEST(Fgd, TaskModelTableAnswersAsThePlainComparison) {
+  const std::vector<std::vector<std::string>> model_lists = {
+      {}, {"T4"}, {"V100M16"}, {"T4", "V100M16"}, {"A10", "T4"}, {"V100M16", "P100", "G2"}};
+  std::vector<FgdTask> tasks;
+  for (std::size_t i = 0; i < model_lists.size(); ++i)
+    for (const int milli : {250, 500, 1000})
+      tasks.push_back({1000 * static_cast<std::int64_t>(i % 4), milli == 1000 ? 2 : 1, milli,
+                       model_lists[i], 1.0 / 18});
+  tasks.push_back({500, 0, 0, {}, 0.01});  // CPU only
+  const TaskModelTable table(tasks);
+  const std::vector<std::vector<int>> frees = {
+      {1000, 500, 0, 300}, {1000, 1000}, {250, 0, 750, 0}, {0, 0, 0, 0}};
+  int compared = 0;
+  for (const std::string model : {"V100M16", "T4", "A10", "P100", "G2", "G3", "", "V100M32"})
+    for (const auto& free : frees)
+      for (const std::int64_t cpu : {0, 1500, 8000}) {
+        SCOPED_TRACE(model + " cpu " + std::to_string(cpu));
+        EXPECT_EQ(NodeFragmentationAccepting(cpu, table.Accepted(model), free, tasks),
+                  NodeFragmentation(cpu, model, free, tasks));
+        ++compared;
+      }
+  EXPECT_EQ(compared, 8 * 4 * 3);
+  // An unnamed model is accepted by exactly the tasks without models.
+  const std::span<const char> other = table.Accepted("H100");
+  for (std::size_t i = 0; i < tasks.size(); ++i) EXPECT_EQ(other[i] != 0, tasks[i].models.empty());
+}
+
 TEST(Fgd, ChoosesTheGpuThatGrowsFragmentationLeast) {
   struct Case {
     const char* name;
