@@ -11,6 +11,9 @@ and each profile:
 (every profile with kube-scheduler's client limit raised to 5 000 requests a
 second, as scheduler_perf does: at its default of 50 it caps the scheduler alone
 at ~50 bindings a second, while Tidal's binds bypass it)
+  null       filter and prioritize to bench/null_extender (every node passes, every
+             score 0; no watches, no metrics): what the extender protocol alone
+             costs kube-scheduler here, a floor under any extender's ratio
   filter     the extender with filter and prioritize (no bindVerb)
   bind       the deploy's configuration as it is (filter, prioritize and bind)
 kube-scheduler is started with that configuration, P one-GPU pods are created at
@@ -22,7 +25,7 @@ means of its duration histograms, Tidal's request and bind histograms, and the
 CPU each process used. The pods are deleted between runs.
 
 Usage: bench/scheduler-throughput.py [--nodes 1000] [--pods 2000] [--rounds 2]
-           [--build build/release] [--out FILE.json]
+           [--build build/release] [--out FILE.json] [--profiles alone,null,filter,bind]
 KUBE_BIN_DIR as for the e2e tests."""
 import argparse
 import concurrent.futures
@@ -46,12 +49,22 @@ sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "e2e"))
 from harness import (GPU_RESOURCE, SCHEDULER_NAME, TEST_NAMESPACE, Cluster, FakeNode, Gpu,  # noqa: E402
                      Tools, find_kube_binaries, missing_tools, parse_exposition,
                      render_scheduler_config)
+from kubeapi import http_get  # noqa: E402
 from procs import wait_until  # noqa: E402
 
 GIB = 1 << 30
 GPUS_PER_NODE = 8
-PROFILES = ("alone", "filter", "bind")
+PROFILES = ("alone", "null", "filter", "bind")
 CLIENT_THREADS = 8
+
+
+def http_ok(url):
+    """True once something answers at url (any status: the null extender serves POSTs)."""
+    try:
+        http_get(url, timeout_s=1)
+        return True
+    except OSError:
+        return False
 
 
 def bench_nodes(count, seed=7):
@@ -119,6 +132,10 @@ class BenchCluster(Cluster):
         self.start_prometheus(scrape_interval="5s")
         self.wait_for_series()
         self.start_serve()
+        self.null_port = self._port("null-extender")
+        self.sup.start("null-extender", [self.null_extender, str(self.null_port)])
+        wait_until("null extender", lambda: http_ok(f"http://127.0.0.1:{self.null_port}/filter"),
+                   30, 0.1)
 
     def scrape_targets(self):
         return [f"127.0.0.1:{self.exposition.port}"]
@@ -142,6 +159,9 @@ def profile_config(tools, cluster, profile, run):
         del config["extenders"]
     elif profile == "filter":
         del config["extenders"][0]["bindVerb"]
+    elif profile == "null":
+        del config["extenders"][0]["bindVerb"]
+        config["extenders"][0]["urlPrefix"] = f"http://127.0.0.1:{cluster.null_port}"
     return config
 
 
@@ -325,7 +345,12 @@ def main():
     parser.add_argument("--build", default=os.path.join(SOURCE_DIR, "build", "release"))
     parser.add_argument("--out", help="write every run's figures here as JSON")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--profiles", default=",".join(PROFILES),
+                        help="which profiles to run, in this order each round (alone first)")
     args = parser.parse_args()
+    profiles = tuple(p for p in args.profiles.split(",") if p)
+    if not profiles or profiles[0] != "alone" or any(p not in PROFILES for p in profiles):
+        sys.exit(f"scheduler-throughput: --profiles: expected 'alone' first, then any of {PROFILES}")
 
     build = os.path.abspath(args.build)
     missing = missing_tools()
@@ -336,14 +361,18 @@ def main():
     tools = Tools(kube_dir, tidal, tidal,
                   os.path.join(build, "tests", "nvml_stub", "lib", "libnvidia-ml.so.1"), SOURCE_DIR)
     workdir = args.workdir or tempfile.mkdtemp(prefix="tidal-throughput-")
+    null_extender = os.path.join(build, "bench", "null_extender")
+    if "null" in profiles and not os.access(null_extender, os.X_OK):
+        sys.exit(f"scheduler-throughput: {null_extender} not built (ninja null_extender)")
     cluster = BenchCluster(tools, bench_nodes(args.nodes), workdir)
+    cluster.null_extender = null_extender
     results = []
     try:
         cluster.start()
         print(f"{args.nodes} nodes × {GPUS_PER_NODE} GPUs, {args.pods} pods a run, "
               f"{args.rounds} rounds", flush=True)
         for rnd in range(args.rounds):
-            for profile in PROFILES:
+            for profile in profiles:
                 r = run_profile(cluster, tools, profile, args.pods, len(results))
                 r["round"] = rnd
                 results.append(r)
@@ -352,7 +381,7 @@ def main():
         cluster.stop()
     for key in ("api_pods_per_s", "scheduler_pods_per_s"):
         alone = statistics.median(r[key] for r in results if r["profile"] == "alone")
-        for profile in PROFILES[1:]:
+        for profile in profiles[1:]:
             with_tidal = statistics.median(r[key] for r in results if r["profile"] == profile)
             ratio = with_tidal / alone if alone > 0 else float("nan")
             print(f"{key}: {profile} / alone = {with_tidal:.1f} / {alone:.1f} = {ratio:.2f}")
