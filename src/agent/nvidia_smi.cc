@@ -41,7 +41,8 @@ Status RunProgram(const std::vector<std::string>& argv, int timeout_ms, std::str
       dup2(devnull, STDIN_FILENO);
       dup2(devnull, STDERR_FILENO);
     }
-    close_range(3, ~0U, 0);  // no agent socket leaks into the child
+    close_range(3, ~0U, 0);    // no agent socket leaks into the child
+    signal(SIGPIPE, SIG_DFL);  // the agent ignores it; nvidia-smi gets the default back
     execve(args[0], args.data(), envp);
     _exit(127);
   }

@@ -168,6 +168,10 @@ int RunAgent(const AgentFlags& f) {
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  // A peer that closed a connection fails the write (EPIPE) instead of ending the
+  // process: OpenSSL writes to its sockets without MSG_NOSIGNAL, and a TLS
+  // connection the API server had closed killed tidal serve with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
 
   a.Start();
   agent::MetricsServer server(a);

@@ -84,6 +84,10 @@ int RunRebalance(const RebalanceFlags& f) {
   if (f.execute)
     evictor = std::make_unique<rebalance::Evictor>(api, clock, std::max(1, p.max_moves),
                                                    std::max<TimeMs>(interval, 1000));
+  // A peer that closed a connection fails the write (EPIPE) instead of ending the
+  // process: OpenSSL writes to its sockets without MSG_NOSIGNAL, and a TLS
+  // connection the API server had closed killed tidal serve with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
   rebalance::Rebalancer r(policy, source, api, clock, evictor.get(), o);
   if (!f.loop) {
     const rebalance::Round round = r.RunOnce();

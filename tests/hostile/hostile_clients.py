@@ -441,6 +441,25 @@ class HostileClients(unittest.TestCase):
             self.expect(b"tidal_extender_" in answers[2].body, "third: /metrics")
         self.verdict()
 
+    # Row 15.
+
+    def test_row15_sigpipe(self):
+        """SIGPIPE (a write to a connection the peer closed, which OpenSSL does without
+        MSG_NOSIGNAL) → ignored: serve and the agent keep answering."""
+        self.rig.start_serve()
+        self.rig.start_agent()
+        for what, pid, port, path in (("serve", self.rig.serve_pid, self.rig.serve_port, "/healthz"),
+                                      ("agent", self.rig.agent_pid, self.rig.agent_port, "/metrics")):
+            os.kill(pid, signal.SIGPIPE)
+            time.sleep(0.5)
+            try:
+                status = h.simple_request(port, "GET", path, timeout_s=5)[0]
+            except OSError as e:
+                status = f"{type(e).__name__}: {e}"
+            log(f"  row 15: {what} after SIGPIPE: {status}")
+            self.expect(status == 200, f"{what} answers {path} after SIGPIPE (got {status})")
+        self.verdict()
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, add_help=False,
