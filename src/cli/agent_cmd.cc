@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/daemon_signals.h"
 #include "cli/version.h"
 #include "tidal/agent/agent.h"
 #include "tidal/agent/disk_collector.h"
@@ -153,6 +154,7 @@ int RunAgent(const AgentFlags& f) {
   agent::Agent a(std::move(options), std::move(collectors), clock);
 
   if (f.once) {
+    IgnoreBrokenPipes();  // an https kubelet read once is still a TLS connection
     // Rates need two samples: take a second one a little later.
     a.CollectOnce();
     std::this_thread::sleep_for(
@@ -163,15 +165,7 @@ int RunAgent(const AgentFlags& f) {
   }
 
   // Signals are taken synchronously by this thread; block them before any thread starts.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  // A peer that closed a connection fails the write (EPIPE) instead of ending the
-  // process: OpenSSL writes to its sockets without MSG_NOSIGNAL, and a TLS
-  // connection the API server had closed killed tidal serve with SIGPIPE.
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t sigs = TakeStopSignals();
 
   a.Start();
   agent::MetricsServer server(a);

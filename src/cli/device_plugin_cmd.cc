@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/daemon_signals.h"
 #include "tidal/core/status.h"
 #include "tidal/deviceplugin/plugin.h"
 #include "tidal/kube/config.h"
@@ -87,15 +88,7 @@ int RunDevicePlugin(const DevicePluginFlags& f) {
   if (!xids) log->warn("XID events unavailable ({}); health from polling NVML alone", why);
 
   // Signals are taken synchronously by this thread; block them before any thread starts.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  // A peer that closed a connection fails the write (EPIPE) instead of ending the
-  // process: OpenSSL writes to its sockets without MSG_NOSIGNAL, and a TLS
-  // connection the API server had closed killed tidal serve with SIGPIPE.
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t sigs = TakeStopSignals();
 
   SystemClock clock;
   deviceplugin::DeviceState state(inv);

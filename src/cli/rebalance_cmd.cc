@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/daemon_signals.h"
 #include "tidal/kube/client.h"
 #include "tidal/kube/config.h"
 #include "tidal/metrics/snapshot.h"
@@ -84,10 +85,7 @@ int RunRebalance(const RebalanceFlags& f) {
   if (f.execute)
     evictor = std::make_unique<rebalance::Evictor>(api, clock, std::max(1, p.max_moves),
                                                    std::max<TimeMs>(interval, 1000));
-  // A peer that closed a connection fails the write (EPIPE) instead of ending the
-  // process: OpenSSL writes to its sockets without MSG_NOSIGNAL, and a TLS
-  // connection the API server had closed killed tidal serve with SIGPIPE.
-  signal(SIGPIPE, SIG_IGN);
+  IgnoreBrokenPipes();
   rebalance::Rebalancer r(policy, source, api, clock, evictor.get(), o);
   if (!f.loop) {
     const rebalance::Round round = r.RunOnce();
@@ -95,11 +93,7 @@ int RunRebalance(const RebalanceFlags& f) {
     return round.status.ok() ? 0 : 2;
   }
   // Long-running: a round every interval until SIGINT or SIGTERM.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  const sigset_t sigs = TakeStopSignals();
   for (;;) {
     const rebalance::Round round = r.RunOnce();
     std::cout << rebalance::FormatRound(round, f.execute) << std::flush;

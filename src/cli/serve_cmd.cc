@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/daemon_signals.h"
 #include "cli/version.h"
 #include "tidal/extender/binder.h"
 #include "tidal/extender/kube_sync.h"
@@ -129,15 +130,7 @@ int RunServe(const ServeFlags& f) {
                               config.metrics_source.nvlink == MetricsSourceKind::kDcgmExporter);
 
   // Signals are taken synchronously by this thread; block them before any thread starts.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  // A peer that closed a connection fails the write (EPIPE) instead of ending the
-  // process: OpenSSL writes to its sockets without MSG_NOSIGNAL, and a TLS
-  // connection the API server had closed killed tidal serve with SIGPIPE.
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t sigs = TakeStopSignals();
 
   // The Kubernetes API: node and pod watches, and /bind with reservations.
   std::unique_ptr<kube::KubeClient> api;

@@ -382,9 +382,7 @@ struct Planning {
   std::vector<const PodInfo*> PodsOn(const std::string& src) const {
     std::vector<const PodInfo*> here;
     for (const auto& p : in.pods)
-      if (p.node == src && !p.deleting && p.phase != "Succeeded" && p.phase != "Failed" &&
-          p.demand.gpu_count > 0)
-        here.push_back(&p);
+      if (p.node == src && !p.deleting && p.Active() && p.demand.gpu_count > 0) here.push_back(&p);
     std::stable_sort(here.begin(), here.end(),
                      [](auto* a, auto* b) { return a->Key() < b->Key(); });
     return here;

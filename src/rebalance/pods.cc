@@ -209,8 +209,7 @@ NvlinkPodCounts CountNvlinkPods(const std::vector<PodInfo>& pods,
                                 const NvlinkDetection& detection) {
   NvlinkPodCounts counts;
   for (const PodInfo& p : pods) {
-    const bool active = !p.node.empty() && p.phase != "Succeeded" && p.phase != "Failed";
-    if (active && !p.deleting && p.demand.gpu_count > 0 && PodUsesNvlink(detection, p.demand))
+    if (p.Active() && !p.deleting && p.demand.gpu_count > 0 && PodUsesNvlink(detection, p.demand))
       ++counts[p.node];
   }
   return counts;

@@ -16,6 +16,12 @@
 
 namespace tidal::kube {
 
+// A pod holds its node's resources while bound (spec.nodeName) and neither
+// Succeeded nor Failed (status.phase): the one rule for every pod count.
+inline bool PodHoldsResources(std::string_view node_name, std::string_view phase) {
+  return !node_name.empty() && phase != "Succeeded" && phase != "Failed";
+}
+
 struct KubePod {
   std::string namespace_name, name, uid;
   std::string resource_version;
@@ -26,8 +32,7 @@ struct KubePod {
   int gpus = 0;           // nvidia.com/gpu as kube-scheduler counts it
   std::map<std::string, std::string> annotations;
   std::string Key() const { return namespace_name + "/" + name; }
-  // Holds its resources: bound and neither Succeeded nor Failed.
-  bool Active() const { return !node_name.empty() && phase != "Succeeded" && phase != "Failed"; }
+  bool Active() const { return PodHoldsResources(node_name, phase); }
 };
 
 Status DecodeNode(std::string_view json, KubeNode* out);

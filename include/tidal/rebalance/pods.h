@@ -11,6 +11,7 @@
 #include "tidal/core/clock.h"
 #include "tidal/core/status.h"
 #include "tidal/core/types.h"
+#include "tidal/kube/objects.h"
 #include "tidal/kubetypes/pod.h"
 #include "tidal/metrics/snapshot.h"
 
@@ -81,6 +82,7 @@ struct PodInfo {
   TimeMs started_ms = -1;  // status.startTime; -1: unknown
   bool deleting = false;
   std::string Key() const { return demand.Key(); }
+  bool Active() const { return kube::PodHoldsResources(node, phase); }
 };
 
 // A Pod object (JSON) from the API server.
