@@ -427,8 +427,9 @@ void AddSimulate(CLI::App& app) {
                       o->policies +
                       "). With --experiment fgd-inflation or philly: " + trace_policies +
                       " (default all of these; fgd-inflation also fgd-learned, FGD with its "
-                      "target workload learned from the arriving pods, and fgd-lookahead, FGD "
-                      "seeing the next pod in the queue)")
+                      "target workload learned from the arriving pods, fgd-lookahead, FGD "
+                      "seeing the next pod in the queue, and load-aware-frag-ahead, Tidal's "
+                      "load-aware-frag with the look-ahead)")
       ->each([o](const std::string&) { o->policies_set = true; });
   cmd->add_option("--config", o->config,
                   "Tidal policy config for load-aware and oracle (and --experiment prediction)");

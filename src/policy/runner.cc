@@ -129,11 +129,28 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
     buf.one.resize(rows);
     out->reasons_used = true;
   }
+  PodWeights(out->cycle, &buf);
   double best_score = -1;
   for (std::size_t begin = 0; begin < n; begin += block)
     EvaluateBlock(nodes.subspan(begin, std::min(block, n - begin)), begin, options, out, &buf,
                   &best_score);
   buf.dirty = false;
+}
+
+void Runner::PodWeights(const CycleState& cycle, EvaluationScratch* buf) const {
+  buf->weights.assign(weights_.begin(), weights_.end());
+  buf->weight_sum = weight_sum_;
+  bool skipped = false;
+  for (std::size_t p = 0; p < scores_.size(); ++p)
+    if (scores_[p].plugin->SkipsScore(cycle)) {
+      buf->weights[p] = 0;
+      skipped = true;
+    }
+  if (!skipped) return;
+  // Summed again in order (not subtracted): the same sum as a runner configured
+  // without the skipping plugins.
+  buf->weight_sum = 0;
+  for (double w : buf->weights) buf->weight_sum += w;
 }
 
 void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t begin,
@@ -198,34 +215,31 @@ void Runner::EvaluateBlock(std::span<const NodeState* const> nodes, std::size_t 
   // compiler the per-node loop over them unrolls.
   switch (n_scores) {
     case 1:
-      CollectScores<1>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
-                       best_score);
+      CollectScores<1>(nodes, begin, columns, plugin_scores, options, out, buf, best_score);
       break;
     case 2:
-      CollectScores<2>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
-                       best_score);
+      CollectScores<2>(nodes, begin, columns, plugin_scores, options, out, buf, best_score);
       break;
     case 3:
-      CollectScores<3>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
-                       best_score);
+      CollectScores<3>(nodes, begin, columns, plugin_scores, options, out, buf, best_score);
       break;
     case 4:
-      CollectScores<4>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
-                       best_score);
+      CollectScores<4>(nodes, begin, columns, plugin_scores, options, out, buf, best_score);
       break;
     default:
-      CollectScores<0>(nodes, begin, columns, plugin_scores, options, out, buf.scratch.data(),
-                       best_score);
+      CollectScores<0>(nodes, begin, columns, plugin_scores, options, out, buf, best_score);
   }
 }
 
 template <std::size_t kScores>
 void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t begin,
                            const double* columns, double* plugin_scores, const RunOptions& options,
-                           Evaluation* out, NodeScratch* scratch, double* best_score) const {
+                           Evaluation* out, EvaluationScratch& buf, double* best_score) const {
   const std::size_t n = nodes.size();
   const std::size_t n_scores = kScores > 0 ? kScores : scores_.size();
-  const double* const weights = weights_.data();
+  const double* const weights = buf.weights.data();
+  const double weight_sum = buf.weight_sum;
+  NodeScratch* const scratch = buf.scratch.data();
   NodeResult* const results = out->nodes.data() + begin;
   for (std::size_t i = 0; i < n; ++i) {
     NodeResult& r = results[i];
@@ -253,7 +267,7 @@ void Runner::CollectScores(std::span<const NodeState* const> nodes, std::size_t 
       RejectOutOfRange(cells, options, begin + i, out);
       continue;
     }
-    r.score = weight_sum_ > 0 ? total / weight_sum_ : 0;
+    r.score = weight_sum > 0 ? total / weight_sum : 0;
     if (r.score > *best_score) {
       *best_score = r.score;
       out->best = static_cast<int>(begin + i);

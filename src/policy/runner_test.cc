@@ -149,6 +149,47 @@ class ScoreFifty final : public ScoreEachNode<ScoreFifty> {
   double ScoreOne(const CycleState&, const NodeState&, const NodeScratch&) const { return 50; }
 };
 
+// Scores 50 everywhere and has nothing to say about pods of more than one GPU.
+class SkipsMultiGpuPods final : public ScoreEachNode<SkipsMultiGpuPods> {
+ public:
+  std::string_view Name() const override { return "skips"; }
+  double ScoreOne(const CycleState&, const NodeState&, const NodeScratch&) const { return 50; }
+  bool SkipsScore(const CycleState& cycle) const override { return cycle.pod->gpu_count > 1; }
+};
+
+// A plugin that skips a pod is left out of that pod's weighted mean (its score
+// is still reported); for the other pods it counts like any other. The same
+// runner, evaluation and scratch serve both, so nothing of one call leaks.
+TEST(Runner, APluginThatSkipsThePodIsLeftOutOfItsMean) {
+  struct Case {
+    const char* name;
+    int gpus;
+    double want;  // node "n" of 4 GPUs: number scores 100 − 4 = 96
+  };
+  const Case cases[] = {
+      {"one GPU: (96·3 + 50) / 4", 1, (96.0 * 3 + 50) / 4},
+      {"two GPUs: skipped, 96", 2, 96},
+      {"one GPU again", 1, (96.0 * 3 + 50) / 4},
+  };
+  std::vector<Runner::WeightedPlugin> plugins;
+  plugins.push_back({std::make_unique<ScoreByNumber>(), 3});
+  plugins.push_back({std::make_unique<SkipsMultiGpuPods>(), 1});
+  const Runner runner(DefaultPolicyConfig(), std::move(plugins));
+  std::vector<NodeState> nodes = {NodeBuilder("n").Gpus(4, 24 * kGi).Build()};
+  nodes[0].allocatable_gpus = 4;  // ScoreByNumber's number
+  const NodeState* views[] = {&nodes[0]};
+  Evaluation ev;
+  EvaluationScratch scratch;
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const PodDemand pod = PodBuilder().Gpus(tc.gpus).Build();
+    runner.Evaluate(pod, views, RunOptions{}, &ev, &scratch);
+    ASSERT_TRUE(ev.nodes[0].feasible());
+    EXPECT_DOUBLE_EQ(ev.nodes[0].score, tc.want);
+    EXPECT_DOUBLE_EQ(ev.PluginScore(0, 1), 50);
+  }
+}
+
 // Across several blocks (Runner::kBlock) and with one Evaluation reused: each node's
 // verdict names the filter that rejected it, out-of-range scores are errors, and
 // nothing of one call leaks into the next.

@@ -32,8 +32,13 @@ const std::vector<std::string>& FgdPolicyNames() {
                                                  "load-aware-frag",
                                                  "load-aware-frag-pack",
                                                  "fgd-learned",
-                                                 "fgd-lookahead"};
+                                                 "fgd-lookahead",
+                                                 "load-aware-frag-ahead"};
   return names;
+}
+
+bool FgdPolicyLooksAhead(const std::string& policy) {
+  return policy == "fgd-lookahead" || policy == "load-aware-frag-ahead";
 }
 
 std::string FgdPaperName(const std::string& policy) {
@@ -710,7 +715,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   // arrive (TaskTypeLearner), not read from the list: none known before the first.
   const bool learned = policy == "fgd-learned";
   // fgd-lookahead is FGD that sees the next pod in the queue (PlaceLookingAhead).
-  const bool lookahead = policy == "fgd-lookahead";
+  const bool lookahead = FgdPolicyLooksAhead(policy);
   std::unique_ptr<Runner> runner =
       MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
                       learned ? std::vector<FgdTask>{} : tasks, seed, options_.fgd_score_step);

@@ -107,6 +107,30 @@ TEST(FgdExperiment, LookAheadLeavesTheNextPodItsNode) {
             (std::vector<std::string>{"b-small", "a-big"}));
 }
 
+// load-aware-frag-ahead rounds whole-GPU pods' FGD scores to steps of 3. Nodes a
+// (2 GPUs) and b (1 GPU); the list: 16 one-GPU pods (U), 2 CPU-only (C), one of
+// 2 GPUs (D), all of 1 CPU, so FGD's workload is U 16/19, C 2/19, D 1/19. p1 (U)
+// on a: C's fragment shrinks by 1000·2/19, D's grows by 1000·1/19 (a keeps one
+// GPU): Δ −52.6, trunc(100·σ(0.0526)) = 51. On b: C's and D's fragments (b's
+// whole GPU) vanish: Δ −157.9, 53. Both look-ahead values are 104 (p2 gets 53
+// after either), so fgd-lookahead keeps FGD's better score, b; in steps of 3
+// both are 51, a tie, and the tie order gives a.
+TEST(FgdExperiment, WholeGpuScoreStepLeavesNearEqualNodesToTheTieOrder) {
+  const FgdOptions o = InFileOrderByName();
+  std::string pods;
+  for (int i = 1; i <= 16; ++i) pods += "p" + std::to_string(i) + ",1000,1024,1,1000,\n";
+  pods += "c1,1000,1024,0,0,\nc2,1000,1024,0,0,\nd1,1000,1024,2,1000,\n";
+  const FgdExperiment e(Nodes("sn,cpu_milli,memory_mib,gpu,model\n"
+                              "a,8000,65536,2,T4\n"
+                              "b,8000,65536,1,T4\n"),
+                        Pods(pods), o);
+  const FgdSeedRun exact = e.Run("fgd-lookahead", 42), stepped = e.Run("load-aware-frag-ahead", 42);
+  EXPECT_EQ(std::vector<std::string>(exact.placement.begin(), exact.placement.begin() + 2),
+            (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(std::vector<std::string>(stepped.placement.begin(), stepped.placement.begin() + 2),
+            (std::vector<std::string>{"a", "a"}));
+}
+
 // The clairvoyant reference on two 1-GPU nodes, pods of 600, 600 and 800 milli-GPU
 // (100 % arrived). Online, best-fit-milli puts the first 600 on A, the second on B,
 // and the 800 fits nowhere: 1 200 of 2 000 allocated, 40 % unallocated. Largest
@@ -334,7 +358,7 @@ TEST(FgdExperiment, ShapeCacheChangesNothing) {
   fresh.cache_by_shape = false;
   const FgdExperiment a(nodes, pods, cached), b(nodes, pods, fresh);
   for (const auto& policy : FgdPolicyNames()) {
-    if (policy == "fgd-lookahead") continue;  // always cached: it keeps two shapes' verdicts
+    if (FgdPolicyLooksAhead(policy)) continue;  // always cached: it keeps two shapes' verdicts
     SCOPED_TRACE(policy);
     const FgdSeedRun x = a.Run(policy, 42), y = b.Run(policy, 42);
     EXPECT_EQ(x.placement, y.placement);

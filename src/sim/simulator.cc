@@ -12,6 +12,7 @@
 #include "sim/model.h"
 #include "sim/scheduling.h"
 #include "sim/statistics.h"
+#include "sim/trace_policies.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/cycle.h"
 #include "tidal/policy/forecast.h"
@@ -43,14 +44,20 @@ PolicySpec MakeBasePolicy(const std::string& name, const PolicyConfig& tidal) {
     p.reservations = tidal.reservations.enabled;
     if (name != "load-aware-learn") p.tidal.load_forecast.enabled = true;
     if (name != "load-aware-forecast") p.tidal.memory_learning.enabled = true;
-  } else if (name == "load-aware-frag") {
+  } else if (name == "load-aware-frag" || name == "load-aware-frag-ahead") {
     // The configured load-aware profile plus FGD's fragmentation score
-    // (src/sim/trace_policies.cc has the same policy for the trace runs).
+    // (src/sim/trace_policies.cc has the same policies for the trace runs; the
+    // look-ahead of -ahead is fgd-inflation's, where pods come one at a time).
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;
     bool has_fgd = false;
     for (const auto& pc : p.tidal.plugins) has_fgd = has_fgd || pc.name == "fgd";
-    if (!has_fgd) p.tidal.plugins.push_back({"fgd", true, 1, ""});
+    if (!has_fgd)
+      p.tidal.plugins.push_back(
+          {"fgd", true, 1,
+           name == "load-aware-frag-ahead"
+               ? "{wholeGpuScoreStep: " + std::to_string(kWholeGpuScoreStep) + "}"
+               : ""});
   } else if (name == "load-aware+rebalance") {
     p.kind = PolicyKind::kLoadAware;
     p.reservations = tidal.reservations.enabled;
@@ -67,6 +74,7 @@ PolicySpec MakeBasePolicy(const std::string& name, const PolicyConfig& tidal) {
   else
     throw InputError{"policy \"" + name +
                      "\": unknown (expected k8s-default, best-fit, load-aware, load-aware-frag, "
+                     "load-aware-frag-ahead, "
                      "load-aware-noreserve, load-aware-forecast, load-aware-learn, "
                      "load-aware-predict, load-aware+rebalance "
                      "or oracle, the ones with Tidal's extender optionally ending in +stock-dp)"};

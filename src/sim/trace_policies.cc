@@ -24,7 +24,8 @@ std::unique_ptr<Plugin> FromRegistry(const std::string& name, const YAML::Node& 
 // fgd's args (src/policy/plugins/fgd/README.md): the target workload as `tasks`
 // (doubles are written with max_digits10, so the weights read back exactly) and
 // the tie-break.
-YAML::Node FgdArgsYaml(const std::vector<FgdTask>& tasks, bool pack, int score_step) {
+YAML::Node FgdArgsYaml(const std::vector<FgdTask>& tasks, bool pack, int score_step,
+                       int whole_gpu_score_step = 0) {
   YAML::Node list(YAML::NodeType::Sequence);
   for (const FgdTask& t : tasks) {
     YAML::Node task(YAML::NodeType::Map);
@@ -43,6 +44,7 @@ YAML::Node FgdArgsYaml(const std::vector<FgdTask>& tasks, bool pack, int score_s
   if (!tasks.empty()) args["tasks"] = list;  // none: the plugin's one whole GPU
   args["tieBreak"] = pack ? "pack" : "none";
   if (score_step != 1) args["scoreStep"] = score_step;
+  if (whole_gpu_score_step != 0) args["wholeGpuScoreStep"] = whole_gpu_score_step;
   return args;
 }
 
@@ -80,16 +82,20 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
     plugins.push_back({FromRegistry("bestfitmilli", YAML::Node()), 1});
   } else if (policy == "fgd" || policy == "fgd-learned" || policy == "fgd-lookahead") {
     plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, false, fgd_score_step)), 1});
-  } else if (policy == "load-aware-frag" || policy == "load-aware-frag-pack") {
+  } else if (policy == "load-aware-frag" || policy == "load-aware-frag-pack" ||
+             policy == "load-aware-frag-ahead") {
     // Tidal's load-aware filter and band score, FGD's fragmentation score (with
-    // -pack: equal FGD scores go to the node left fullest), balance's spread below
-    // the warning band. Where no node has live load (openb: the views are unknown,
-    // see ClusterViews in fgd_experiment.cc) loadaware and balance score every node
-    // 50 and reject none, so FGD's score (and its tie-break) decides.
+    // -pack: equal FGD scores go to the node left fullest; with -ahead: pods of
+    // whole GPUs scored in steps of kWholeGpuScoreStep, and the placement loop
+    // looks ahead), balance's spread below the warning band. Where no node has
+    // live load (openb: the views are unknown, see ClusterViews in
+    // fgd_experiment.cc) loadaware and balance score every node 50 and reject
+    // none, so FGD's score (and its tie-break) decides.
     plugins.push_back({FromRegistry("loadaware", YAML::Load("{}")), 2});
-    plugins.push_back(
-        {FromRegistry("fgd", FgdArgsYaml(tasks, policy == "load-aware-frag-pack", fgd_score_step)),
-         1});
+    const int whole_step = policy == "load-aware-frag-ahead" ? kWholeGpuScoreStep : 0;
+    plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, policy == "load-aware-frag-pack",
+                                                       fgd_score_step, whole_step)),
+                       1});
     plugins.push_back({FromRegistry("balance", YAML::Load("{mode: spread}")), 1});
   } else if (policy == "load-aware-spread" || policy == "load-aware-pack") {
     plugins.push_back({FromRegistry("loadaware", YAML::Load("{}")), 1});

@@ -18,8 +18,13 @@ namespace tidal::sim {
 // requested share: 1 milli-GPU is shown as 1 MiB of a 1000 MiB GPU.
 inline constexpr Bytes kTraceMiB = Bytes{1} << 20;
 
+// load-aware-frag-ahead's fgd wholeGpuScoreStep: measured on the four openb lists
+// with the look-ahead, 2, 3, 4 and 5; 3 was best (docs/traces.md).
+inline constexpr int kWholeGpuScoreStep = 3;
+
 // random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd, load-aware-spread,
-// load-aware-pack, load-aware-frag, load-aware-frag-pack. Throws InputError naming `experiment` on
+// load-aware-pack, load-aware-frag, load-aware-frag-pack, load-aware-frag-ahead and fgd-learned,
+// fgd-lookahead (scored as fgd). Throws InputError naming `experiment` on
 // an unknown policy.
 std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
                                         const std::vector<std::string>& known,

@@ -19,7 +19,9 @@
 // and, for a score, derives from ScoreEachNode<Self> with
 //   double ScoreOne(const CycleState&, const NodeState&, const NodeScratch&) const;
 // returning [0, 100] (optionally `std::optional<double> UniformScore(const
-// CycleState&) const` when every node scores alike for the pod). Then one line in
+// CycleState&) const` when every node scores alike for the pod, or `bool
+// SkipsScore(const CycleState&) const override` when the plugin has nothing to
+// say about the pod and must not count in its mean). Then one line in
 // src/policy/registry.cc (plugin_example_test.cc runs this example). How the
 // runner calls plugins in batches is in plugin_batch.h; a plugin need not read it.
 #include <string_view>

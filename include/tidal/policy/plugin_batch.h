@@ -68,6 +68,10 @@ class ScorePlugin : public virtual Plugin {
   virtual void ScoreBatch(const CycleState& cycle, std::span<const NodeState* const> nodes,
                           std::span<const NodeScratch> scratch, ConstStatusColumn status,
                           std::span<double> scores) const = 0;
+  // True when the plugin has nothing to say about this pod on any node (as
+  // kube-scheduler's PreScore Skip): the runner leaves it out of the pod's
+  // weighted mean. A uniform score (UniformScore) still counts in the mean.
+  virtual bool SkipsScore(const CycleState& /*cycle*/) const { return false; }
 };
 
 // Adapters: a plugin writes FilterOne / ScoreOne and gets the batch loop without

@@ -62,10 +62,12 @@ struct Evaluation {
 // buffers hold one block of nodes (Runner::kBlock).
 struct EvaluationScratch {
   std::vector<NodeScratch> scratch;
-  std::vector<Status> one;     // one filter's verdicts (all_reasons)
-  std::vector<char> ok;        // status ok before the current filter (untagging filters)
-  std::vector<double> column;  // the score plugins' scores, [plugin][node]
-  bool dirty = false;          // scratch may hold something other than NodeScratch{}
+  std::vector<Status> one;      // one filter's verdicts (all_reasons)
+  std::vector<char> ok;         // status ok before the current filter (untagging filters)
+  std::vector<double> column;   // the score plugins' scores, [plugin][node]
+  std::vector<double> weights;  // this pod's: 0 for a plugin that skips it (SkipsScore)
+  double weight_sum = 0;
+  bool dirty = false;  // scratch may hold something other than NodeScratch{}
 };
 
 struct RunOptions {
@@ -117,7 +119,9 @@ class Runner {
   template <std::size_t kScores>
   void CollectScores(std::span<const NodeState* const> nodes, std::size_t begin,
                      const double* columns, double* plugin_scores, const RunOptions& options,
-                     Evaluation* out, NodeScratch* scratch, double* best_score) const;
+                     Evaluation* out, EvaluationScratch& buf, double* best_score) const;
+  // The pod's weights into buf: the configured ones, 0 for plugins that skip it.
+  void PodWeights(const CycleState& cycle, EvaluationScratch* buf) const;
   [[gnu::cold]] void RejectOutOfRange(double* cells, const RunOptions& options, std::size_t index,
                                       Evaluation* out) const;
 

@@ -83,6 +83,17 @@ double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks) 
   return NodeFragmentation(CpuLeft(node), NodeGpuModel(node), std::span<const int>(free, n), tasks);
 }
 
+Fgd::Fgd(FgdArgs args) : args_(std::move(args)), models_(args_.tasks) {
+  one_whole_gpu_workload_ =
+      std::all_of(args_.tasks.begin(), args_.tasks.end(), [](const FgdTask& t) {
+        return t.gpus == 1 && t.gpu_milli == kMilliPerGpu && t.cpu_milli == 0 && t.models.empty();
+      });
+}
+
+bool Fgd::SkipsScore(const CycleState& cycle) const {
+  return one_whole_gpu_workload_ && args_.tie_break == FgdTieBreak::kNone && !SharesGpu(*cycle.pod);
+}
+
 double Fgd::Fragmentation(const NodeState& node) const {
   int free[kMaxGpusPerNode];
   const std::size_t n = node.gpus.size();
@@ -105,7 +116,8 @@ double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus,
                                                   models_.Accepted(NodeGpuModel(node)),
                                                   std::span<const int>(free, n), args_.tasks);
   const double truncated = std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
-  const double score = std::floor(truncated / args_.score_step) * args_.score_step;
+  const int step = args_.StepFor(pod);
+  const double score = std::floor(truncated / step) * step;
   if (args_.tie_break == FgdTieBreak::kNone || n == 0) return score;
   // pack: the share of the node's GPUs allocated after the placement, in [0, 0.99],
   // added below the truncated score's unit, so it orders equal scores only

@@ -13,12 +13,18 @@ namespace tidal {
 
 class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
  public:
-  explicit Fgd(FgdArgs args) : args_(std::move(args)), models_(args_.tasks) {}
+  explicit Fgd(FgdArgs args);
   std::string_view Name() const override { return "fgd"; }
   // Rejects a node where the pod's GPUs do not fit; for a sharing pod, chooses the
   // GPU that raises fragmentation least (first on ties).
   Status FilterOne(const CycleState& cycle, const NodeState& node, NodeScratch& scratch) const;
   double ScoreOne(const CycleState& cycle, const NodeState& node, const NodeScratch& scratch) const;
+  // Nothing to say: with a target workload of one whole GPU and no CPU or model
+  // (the default), a pod that shares no GPU changes no node's fragmentation, so
+  // every node would score 50; left out of the weighted mean instead of
+  // pulling every node's score towards 50 (which moves the extender's 0–10
+  // priorities). Not with tieBreak: pack, whose term differs per node.
+  bool SkipsScore(const CycleState& cycle) const override;
   // The score of placing the pod on `gpus` of the node.
   double ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, double before) const;
   const FgdArgs& args() const { return args_; }
@@ -27,7 +33,8 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   // The node's fragmentation for the args' tasks (NodeFragmentation, through models_).
   double Fragmentation(const NodeState& node) const;
   FgdArgs args_;
-  TaskModelTable models_;  // built from args_.tasks: declared after it
+  TaskModelTable models_;                // built from args_.tasks: declared after it
+  bool one_whole_gpu_workload_ = false;  // every task: 1 whole GPU, no CPU, any model
 };
 
 std::unique_ptr<Plugin> NewFgd(const YAML::Node& args, const std::string& path,

@@ -19,9 +19,11 @@ FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigEr
   FgdArgs defaults{{FgdTask{0, 1, 1000, {}, 1.0}}};
   if (!node || node.IsNull()) return defaults;
   if (!IsMap(node, path, errors)) return a;
-  CheckKeys(node, path, {"tasks", "tieBreak", "scoreStep"}, errors);
+  CheckKeys(node, path, {"tasks", "tieBreak", "scoreStep", "wholeGpuScoreStep"}, errors);
   ReadInt(node, path, "scoreStep", &a.score_step, errors);
   defaults.score_step = a.score_step;
+  ReadInt(node, path, "wholeGpuScoreStep", &a.whole_gpu_score_step, errors);
+  defaults.whole_gpu_score_step = a.whole_gpu_score_step;
   std::string tie = "none";
   ReadString(node, path, "tieBreak", &tie, errors);
   if (tie == "none")
@@ -68,6 +70,8 @@ FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigEr
 
 void FgdArgs::Validate(const std::string& path, ConfigErrors& errors) const {
   if (score_step < 1 || score_step > 50) errors.Add(Join(path, "scoreStep"), "must be in 1..50");
+  if (whole_gpu_score_step < 0 || whole_gpu_score_step > 50)
+    errors.Add(Join(path, "wholeGpuScoreStep"), "must be in 0..50 (0: scoreStep)");
   const std::string tpath = Join(path, "tasks");
   if (tasks.empty()) errors.Add(tpath, "empty (expected the target workload's task types)");
   double sum = 0;

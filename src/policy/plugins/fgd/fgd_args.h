@@ -6,6 +6,7 @@
 
 #include "tidal/policy/config.h"
 #include "tidal/policy/fragmentation.h"
+#include "tidal/policy/milli_gpu.h"
 
 namespace tidal {
 
@@ -20,6 +21,14 @@ struct FgdArgs {
   // The truncated score rounded down to a multiple of this: 1 is the paper's
   // FGD; more leaves more equal scores to the scheduler's tie order.
   int score_step = 1;
+  // The same for pods of whole GPUs (one or more); `score_step` then applies to
+  // sharing and CPU-only pods. 0: `score_step` for every pod.
+  int whole_gpu_score_step = 0;
+  // The step of `pod`'s score.
+  int StepFor(const PodDemand& pod) const {
+    const bool whole = pod.gpu_count > 0 && !SharesGpu(pod);
+    return whole && whole_gpu_score_step > 0 ? whole_gpu_score_step : score_step;
+  }
 
   static FgdArgs Parse(const YAML::Node& node, const std::string& path, ConfigErrors& errors);
   void Validate(const std::string& path, ConfigErrors& errors) const;

@@ -331,6 +331,94 @@ TEST(Fgd, ScoreStepRoundsDown) {
   }
 }
 
+// wholeGpuScoreStep rounds the scores of pods of whole GPUs only; sharing and
+// CPU-only pods keep scoreStep. Target workload: one whole GPU (CPU 0), so a
+// CPU-only pod neither makes nor closes a fragment (50).
+TEST(Fgd, WholeGpuScoreStepRoundsOnlyWholeGpuPods) {
+  struct Case {
+    const char* name;
+    std::vector<int> free;
+    int gpus, milli;
+    int step, whole_step;
+    double want;
+  };
+  const Case cases[] = {
+      // Half a GPU closing a half-free GPU: 62, a sharing pod.
+      {"sharing pod, step 1", {1000, 500}, 1, 500, 1, 3, 62},
+      {"sharing pod, step 5", {1000, 500}, 1, 500, 5, 3, 60},
+      // A whole GPU on an idle node: 50; on a node with a half-free GPU left
+      // alone it neither adds nor closes a fragment: 50 too.
+      {"whole GPU, whole step 3", {1000, 1000, 1000, 1000}, 1, 1000, 1, 3, 48},
+      {"whole GPU, whole step 0: step", {1000, 1000, 1000, 1000}, 1, 1000, 2, 0, 50},
+      {"two whole GPUs, whole step 7", {1000, 1000, 1000, 500}, 2, 1000, 1, 7, 49},
+      {"CPU-only pod, whole step 3", {1000, 1000}, 0, 0, 1, 3, 50},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    FgdArgs args;
+    args.tasks = {{0, 1, 1000, {}, 1.0}};
+    args.score_step = tc.step;
+    args.whole_gpu_score_step = tc.whole_step;
+    const Fgd fgd(args);
+    const NodeState node = NodeBuilder("n").MilliFree(tc.free).Resources(8000, 64 * kGi).Build();
+    const PodDemand pod = PodBuilder().Milli(tc.gpus, tc.milli).Requests(1000, kGi).Build();
+    const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);  // keeps a pointer to pod
+    NodeScratch scratch;
+    ASSERT_TRUE(fgd.FilterOne(cycle, node, scratch).ok());
+    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, node, scratch), tc.want);
+  }
+}
+
+// With the default target workload (one whole GPU, no CPU, any model) a pod
+// that shares no GPU changes no node's fragmentation: fgd skips it (the runner
+// leaves it out of the mean) and would score every node 50.
+TEST(Fgd, SkipsPodsItHasNothingToSayAbout) {
+  struct Case {
+    const char* name;
+    std::vector<FgdTask> tasks;  // empty: the default
+    FgdTieBreak tie_break;
+    int gpus, milli;
+    bool skips;
+  };
+  const std::vector<FgdTask> half = {{0, 1, 500, {}, 1.0}};
+  const std::vector<FgdTask> with_cpu = {{4000, 1, 1000, {}, 1.0}};
+  const std::vector<FgdTask> with_model = {{0, 1, 1000, {"T4"}, 1.0}};
+  const std::vector<FgdTask> two_gpus = {{0, 2, 1000, {}, 1.0}};
+  const Case cases[] = {
+      {"whole GPU, default workload", {}, FgdTieBreak::kNone, 1, 1000, true},
+      {"four whole GPUs", {}, FgdTieBreak::kNone, 4, 1000, true},
+      {"CPU-only pod", {}, FgdTieBreak::kNone, 0, 0, true},
+      {"a sharing pod", {}, FgdTieBreak::kNone, 1, 500, false},
+      {"pack tie-break", {}, FgdTieBreak::kPack, 1, 1000, false},
+      {"half-GPU tasks", half, FgdTieBreak::kNone, 1, 1000, false},
+      {"tasks with CPU", with_cpu, FgdTieBreak::kNone, 1, 1000, false},
+      {"tasks bound to a model", with_model, FgdTieBreak::kNone, 1, 1000, false},
+      {"two-GPU tasks", two_gpus, FgdTieBreak::kNone, 1, 1000, false},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ConfigErrors errors;
+    FgdArgs args = FgdArgs::Parse(YAML::Node(), "fgd", errors);
+    if (!tc.tasks.empty()) args.tasks = tc.tasks;
+    args.tie_break = tc.tie_break;
+    const Fgd fgd(args);
+    const PodDemand pod = PodBuilder().Milli(tc.gpus, tc.milli).Requests(1000, kGi).Build();
+    const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+    EXPECT_EQ(fgd.SkipsScore(cycle), tc.skips);
+    if (!tc.skips || tc.gpus != 1) continue;
+    // Skipped for a reason: every node scores 50 (idle, partly used, nearly full).
+    for (const std::vector<int>& free :
+         std::vector<std::vector<int>>{{1000, 1000, 1000, 1000},
+                                       {1000, 300, 1000, 0},
+                                       {1000, 1000, 1000, 1000, 0, 0, 0, 0}}) {
+      const NodeState node = NodeBuilder("n").MilliFree(free).Resources(8000, 64 * kGi).Build();
+      NodeScratch scratch;
+      ASSERT_TRUE(fgd.FilterOne(cycle, node, scratch).ok());
+      EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, node, scratch), 50);
+    }
+  }
+}
+
 TEST(Fgd, Args) {
   struct Case {
     const char* name;
@@ -344,6 +432,13 @@ TEST(Fgd, Args) {
       {"coarser scores", "{scoreStep: 2}", {}},
       {"score step 0", "{scoreStep: 0}", {"a.scoreStep: must be in 1..50"}},
       {"score step 51", "{scoreStep: 51}", {"a.scoreStep: must be in 1..50"}},
+      {"whole-GPU step", "{wholeGpuScoreStep: 3}", {}},
+      {"whole-GPU step -1",
+       "{wholeGpuScoreStep: -1}",
+       {"a.wholeGpuScoreStep: must be in 0..50 (0: scoreStep)"}},
+      {"whole-GPU step 51",
+       "{wholeGpuScoreStep: 51, tasks: [{gpus: 1, gpuMilli: 1000, weight: 1}]}",
+       {"a.wholeGpuScoreStep: must be in 0..50 (0: scoreStep)"}},
       {"no tie-break", "{tieBreak: none, tasks: [{gpus: 1, gpuMilli: 1000, weight: 1}]}", {}},
       {"unknown tie-break",
        "{tieBreak: fullest}",
