@@ -301,40 +301,11 @@ TEST(Fgd, PackTieBreakPrefersTheFullestOfEqualNodes) {
 }
 
 // scoreStep rounds the truncated score down to a multiple of the step (the cases
-// of PackTieBreakPrefersTheFullestOfEqualNodes: 62, 50 and 37 with step 1).
-TEST(Fgd, ScoreStepRoundsDown) {
-  struct Case {
-    const char* name;
-    std::vector<int> free;
-    int milli, step;
-    double want;
-  };
-  const Case cases[] = {
-      {"62, step 1", {1000, 500}, 500, 1, 62},
-      {"62, step 2", {1000, 500}, 500, 2, 62},
-      {"62, step 5", {1000, 500}, 500, 5, 60},
-      {"37, step 2", {1000, 1000}, 500, 2, 36},
-      {"50, step 3", {1000, 1000, 1000, 1000}, 1000, 3, 48},
-  };
-  for (const Case& tc : cases) {
-    SCOPED_TRACE(tc.name);
-    FgdArgs args;
-    args.tasks = {{0, 1, 1000, {}, 1.0}};
-    args.score_step = tc.step;
-    const Fgd fgd(args);
-    const NodeState node = NodeBuilder("n").MilliFree(tc.free).Resources(8000, 64 * kGi).Build();
-    const PodDemand pod = PodBuilder().Milli(1, tc.milli).Requests(1000, kGi).Build();
-    const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);  // keeps a pointer to pod
-    NodeScratch scratch;
-    ASSERT_TRUE(fgd.FilterOne(cycle, node, scratch).ok());
-    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, node, scratch), tc.want);
-  }
-}
-
-// wholeGpuScoreStep rounds the scores of pods of whole GPUs only; sharing and
-// CPU-only pods keep scoreStep. Target workload: one whole GPU (CPU 0), so a
-// CPU-only pod neither makes nor closes a fragment (50).
-TEST(Fgd, WholeGpuScoreStepRoundsOnlyWholeGpuPods) {
+// of PackTieBreakPrefersTheFullestOfEqualNodes: 62, 50 and 37 with step 1), and
+// wholeGpuScoreStep does so for pods of whole GPUs only: sharing and CPU-only
+// pods keep scoreStep. Target workload: one whole GPU (CPU 0), so a CPU-only pod
+// neither makes nor closes a fragment (50).
+TEST(Fgd, ScoreStepsRoundDown) {
   struct Case {
     const char* name;
     std::vector<int> free;
@@ -343,13 +314,17 @@ TEST(Fgd, WholeGpuScoreStepRoundsOnlyWholeGpuPods) {
     double want;
   };
   const Case cases[] = {
-      // Half a GPU closing a half-free GPU: 62, a sharing pod.
-      {"sharing pod, step 1", {1000, 500}, 1, 500, 1, 3, 62},
-      {"sharing pod, step 5", {1000, 500}, 1, 500, 5, 3, 60},
-      // A whole GPU on an idle node: 50; on a node with a half-free GPU left
-      // alone it neither adds nor closes a fragment: 50 too.
+      {"62, step 1", {1000, 500}, 1, 500, 1, 0, 62},
+      {"62, step 2", {1000, 500}, 1, 500, 2, 0, 62},
+      {"62, step 5", {1000, 500}, 1, 500, 5, 0, 60},
+      {"37, step 2", {1000, 1000}, 1, 500, 2, 0, 36},
+      {"50, step 3", {1000, 1000, 1000, 1000}, 1, 1000, 3, 0, 48},
+      // Half a GPU closing a half-free GPU: 62, a sharing pod: scoreStep.
+      {"sharing pod, whole step 3", {1000, 500}, 1, 500, 1, 3, 62},
+      {"sharing pod, step 5, whole step 3", {1000, 500}, 1, 500, 5, 3, 60},
+      // A whole GPU neither adds nor closes a fragment: 50.
       {"whole GPU, whole step 3", {1000, 1000, 1000, 1000}, 1, 1000, 1, 3, 48},
-      {"whole GPU, whole step 0: step", {1000, 1000, 1000, 1000}, 1, 1000, 2, 0, 50},
+      {"whole GPU, whole step 0: step 2", {1000, 1000, 1000, 1000}, 1, 1000, 2, 0, 50},
       {"two whole GPUs, whole step 7", {1000, 1000, 1000, 500}, 2, 1000, 1, 7, 49},
       {"CPU-only pod, whole step 3", {1000, 1000}, 0, 0, 1, 3, 50},
   };
