@@ -26,9 +26,7 @@ replicate() {
   awk -F, -v OFS=, -v k="$copies" 'NR == 1 { print; next }
     { rows[++n] = $0 }
     END { for (c = 0; c < k; ++c) for (i = 1; i <= n; ++i) {
-            split(rows[i], f, ","); f[1] = f[1] sprintf("-c%02d", c)
-            line = f[1]; for (j = 2; j <= length(f); ++j) line = line "," f[j]
-            print line } }' "$1"
+            $0 = rows[i]; $1 = $1 sprintf("-c%02d", c); print } }' "$1"
 }
 replicate "$openb/openb_node_list_gpu_node.csv" >"$work/nodes.csv"
 replicate "$openb/openb_pod_list_default.csv" >"$work/pods.csv"

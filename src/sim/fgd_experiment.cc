@@ -714,7 +714,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   // fgd-learned is FGD whose target workload is learned from the pods as they
   // arrive (TaskTypeLearner), not read from the list: none known before the first.
   const bool learned = policy == "fgd-learned";
-  // fgd-lookahead is FGD that sees the next pod in the queue (PlaceLookingAhead).
+  // fgd-lookahead and load-aware-frag-ahead see the next pod in the queue
+  // (PlaceLookingAhead).
   const bool lookahead = FgdPolicyLooksAhead(policy);
   std::unique_ptr<Runner> runner =
       MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
