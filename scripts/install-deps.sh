@@ -22,6 +22,7 @@ case "$group" in
       libgtest-dev libgmock-dev libbenchmark-dev
       python3 python3-matplotlib python3-yaml python3-jsonschema
       prometheus prometheus-node-exporter etcd-server openssl
+      glpk-utils
       wrk curl
       clang clang-format libclang-rt-14-dev
     )

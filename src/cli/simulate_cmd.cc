@@ -1,4 +1,5 @@
 // tidal simulate: replay a workload on a cluster under every policy, side by side.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -8,7 +9,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -41,6 +45,7 @@ struct SimulateOptions {
   double fgd_popularity = 95;
   double learn_half_life = 0;  // fgd-learned: pods; 0: no decay
   bool offline = false;        // fgd-inflation: the clairvoyant reference too
+  bool lp_bound = false;       // fgd-inflation: the packing LP's bound, solved by glpsol
   int fgd_score_step = 1;
   std::string tie_break = "name";
   double cpu_only_pct = -1;  // < 0: the list as it is
@@ -84,6 +89,42 @@ void Plot(const std::string& dir) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     std::cerr << "simulate: plotting failed (needs python3-matplotlib); CSV series are in " << dir
               << "\n";
+}
+
+// The unallocated GPU % no placement of the seed's pods can go below: its
+// packing LP solved by glpsol (glpk-utils), in a temporary directory.
+double SolveLpBound(const sim::PackingLp& lp, std::uint64_t seed) {
+  const std::string base = std::filesystem::temp_directory_path() / "tidal-lp-XXXXXX";
+  std::vector<char> dir_buf(base.begin(), base.end());
+  dir_buf.push_back('\0');
+  if (!mkdtemp(dir_buf.data())) throw InputError{"--lp-bound: cannot create " + base};
+  const std::string dir = dir_buf.data(), model = dir + "/packing.lp", report = dir + "/report.txt";
+  std::ofstream(model) << lp.text;
+  std::vector<std::string> args = {"glpsol", "--lp", model, "-o", report};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, "glpsol", &quiet, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&quiet);
+  if (spawned != 0) {
+    std::filesystem::remove_all(dir);
+    throw InputError{"--lp-bound: glpsol not found on PATH (apt-get install glpk-utils)"};
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::stringstream text;
+  text << std::ifstream(report).rdbuf();
+  const std::optional<double> optimum = sim::GlpsolOptimum(text.str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !optimum)
+    throw InputError{
+        fmt::format("--lp-bound: glpsol found no optimum of seed {}'s LP ({} kept)", seed, model)};
+  std::filesystem::remove_all(dir);
+  return sim::LpUnallocatedPct(lp, *optimum);
 }
 
 // "42-51" or "42,45": the seeds, in order.
@@ -218,6 +259,13 @@ void RunFgdInflation(const SimulateOptions& o) {
           r.unalloc.push_back(experiment.OfflineUnallocPct(name, order, seed));
         report.offline.push_back(std::move(r));
       }
+  if (o.lp_bound) {
+    sim::FgdOfflineResult r;
+    r.name = "LP relaxation, lower bound";
+    for (std::uint64_t seed : seeds)
+      r.unalloc.push_back(SolveLpBound(experiment.PackingLpFor(seed), seed));
+    report.offline.push_back(std::move(r));
+  }
   std::cout << (o.output == "json" ? sim::RenderFgdJson(report)
                                    : sim::RenderFgdTable(report, paper));
   if (o.output == "table")
@@ -327,6 +375,7 @@ constexpr FlagScope kFlagScopes[] = {
     {"--fgd-popularity", kFgd, ""},
     {"--learn-half-life", kFgd, ""},
     {"--offline", kFgd, ""},
+    {"--lp-bound", kFgd, ""},
     {"--fgd-score-step", kFgd, ""},
     {"--tie-break", kFgd, ""},
     {"--cpu-only-pct", kFgd, ""},
@@ -468,6 +517,10 @@ void AddSimulate(CLI::App& app) {
                 "fgd-inflation: also a clairvoyant reference: each seed's pods up to 100 % "
                 "arrived, all known in advance, placed largest first (by GPU, or by GPU+CPU "
                 "share) by best-fit-milli and by fgd");
+  cmd->add_flag("--lp-bound", o->lp_bound,
+                "fgd-inflation: also the unallocated GPU % no placement of each seed's pods up to "
+                "100 % arrived can go below: the LP relaxation of packing them, solved by glpsol "
+                "(apt-get install glpk-utils)");
   cmd->add_option("--cpu-only-pct", o->cpu_only_pct,
                   "fgd-inflation: make CPU-only pods this % of the list (the FGD paper's Fig. 14 "
                   "variants, e.g. 20: clones of the list's CPU-only pods added, or some removed)");

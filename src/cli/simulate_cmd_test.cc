@@ -109,5 +109,54 @@ TEST(Simulate, MultiRunExperimentsPrintALinePerFinishedRun) {
   }
 }
 
+// --lp-bound solves each seed's packing LP with glpsol. Whatever pods a seed
+// draws, pods that accept only a model the cluster lacks leave every GPU
+// unallocated, and one-GPU pods (arriving up to exactly the cluster's GPUs) on
+// nodes with room to spare none.
+TEST(Simulate, LpBoundReportsEachListsLowerBound) {
+  TempDir dir;
+  const std::string nodes = dir.Write("nodes.csv",
+                                      "sn,cpu_milli,memory_mib,gpu,model\n"
+                                      "A,64000,262144,2,T4\n"
+                                      "B,64000,262144,2,T4\n");
+  const std::string other_model = dir.Write("v100.csv",
+                                            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+                                            "p1,1000,1024,1,1000,V100M16\n"
+                                            "p2,1000,1024,2,1000,V100M16\n");
+  const std::string whole = dir.Write("whole.csv",
+                                      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+                                      "p1,1000,1024,1,1000,\n"
+                                      "p2,2000,1024,1,1000,\n");
+  struct Case {
+    const char* name;
+    std::string pods;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"no node of the pods' model", other_model,
+       R"("name": "LP relaxation, lower bound", "unalloc_pct_100": 100.00, "sd": 0.00)"},
+      {"whole GPUs with room to spare", whole,
+       R"("name": "LP relaxation, lower bound", "unalloc_pct_100": 0.00, "sd": 0.00)"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const CommandResult r =
+        RunTidal("simulate --experiment fgd-inflation --nodes " + nodes + " --pods " + tc.pods +
+                 " --seeds 1-3 --policies fgd --lp-bound --output json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find(tc.want), std::string::npos) << r.out;
+  }
+  const CommandResult missing =
+      RunBinary("env",
+                std::string("PATH=/nonexistent \"") + TIDAL_BINARY +
+                    "\" simulate --experiment fgd-inflation --nodes " + nodes + " --pods " + whole +
+                    " --seeds 1 --policies fgd --lp-bound",
+                true);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("--lp-bound: glpsol not found on PATH (apt-get install glpk-utils)"),
+            std::string::npos)
+      << missing.out;
+}
+
 }  // namespace
 }  // namespace tidal

@@ -12,9 +12,12 @@
 #include <vector>
 
 #include "tidal/core/types.h"
+#include "tidal/sim/packing_lp.h"
 #include "tidal/sim/traces/traces.h"
 
 namespace tidal::sim {
+
+class Random;
 
 inline constexpr int kFgdMaxArrivedPct = 130;
 // fgd-learned keeps at most this many task types (openb's lists have about 150).
@@ -130,10 +133,15 @@ class FgdExperiment {
   // GPU % after them: an achievable packing of the same pods.
   double OfflineUnallocPct(const std::string& policy, FgdOfflineOrder order,
                            std::uint64_t seed) const;
+  // The LP relaxation of packing the same pods (PackingLp): solved, a lower
+  // bound on the unallocated GPU % of every placement of them.
+  PackingLp PackingLpFor(std::uint64_t seed) const;
   std::int64_t capacity_milli() const { return capacity_milli_; }
 
  private:
   struct Impl;
+  // The seed's pods in placement order up to 100 % of the GPUs arrived.
+  std::vector<PodDemand> ArrivedBy100(Random& rng) const;
   std::vector<traces::OpenbNode> nodes_;
   std::vector<traces::OpenbPod> pods_;
   FgdOptions options_;

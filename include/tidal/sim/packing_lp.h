@@ -1,0 +1,50 @@
+#pragma once
+// A lower bound on the GPUs any placement of a set of pods must leave
+// unallocated: the LP relaxation of the packing (docs/traces.md), written in
+// CPLEX LP format for an LP solver (glpsol reads it). Identical nodes are one
+// node type and identical pods one class, which loses nothing in the relaxation
+// (any fractional placement can be averaged over the nodes of a type).
+//
+//   maximise  Σ x[c][t] · gpus_c · share_c                 (GPUs allocated)
+//   pods c:   Σ_t x[c][t] ≤ n_c
+//   cpu, memory, GPU share of type t: Σ_c x[c][t] · demand_c ≤ N_t · capacity_t
+//   k = 1..3: Σ_{c whole} k · gpus_c · x[c][t] + Σ_{c sharing, share > 1/(k+1)} x[c][t]
+//             ≤ k · N_t · GPUs_t
+//
+// x[c][t] ≥ 0 exists only where one pod of c fits an empty node of t (GPU count,
+// model, CPU, memory). The k rows are valid for every integer placement (a GPU
+// holds at most k pods of more than 1/(k+1) of it, none beside a whole-GPU pod)
+// and tighten the relaxation where pods share GPUs. Pods may be left out, so the
+// bound holds for every scheduler, also those that must place each pod that fits.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tidal/core/types.h"
+
+namespace tidal::sim {
+
+struct PackingLp {
+  std::string text;                 // the LP, CPLEX LP format
+  std::int64_t capacity_milli = 0;  // the nodes' GPUs, in milli-GPU
+  std::size_t classes = 0;          // pod classes with a GPU request
+  std::size_t node_types = 0;       // node types with GPUs
+  std::size_t variables = 0;        // (class, type) pairs where a pod fits
+};
+
+// Nodes as the trace experiments see them (allocatable CPU and memory, GPUs of
+// one model) and pods with their requests; CPU-only pods cannot raise the GPUs
+// allocated and are left out.
+PackingLp BuildPackingLp(std::span<const NodeState> nodes, std::span<const PodDemand> pods);
+
+// The optimum of a solved LP from glpsol's report (`glpsol --lp F -o REPORT`):
+// its "Objective:" value when "Status:" is OPTIMAL, nullopt otherwise.
+std::optional<double> GlpsolOptimum(std::string_view report);
+
+// Unallocated GPU % at the LP's optimum (`allocated_gpus` GPUs).
+double LpUnallocatedPct(const PackingLp& lp, double allocated_gpus);
+
+}  // namespace tidal::sim

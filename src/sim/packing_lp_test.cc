@@ -1,0 +1,119 @@
+#include "tidal/sim/packing_lp.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "sim/trace_policies.h"
+
+namespace tidal::sim {
+namespace {
+
+NodeState Node(std::int64_t cpu_milli, int gpus, const std::string& model = "A") {
+  return TraceNodeView("n", cpu_milli, 65536, gpus, model);
+}
+PodDemand Pod(std::int64_t cpu_milli, int gpus, int gpu_milli,
+              std::vector<std::string> models = {}) {
+  PodDemand p = TracePod("p", "u", cpu_milli, 1024, gpus, gpu_milli);
+  p.gpu_models = std::move(models);
+  return p;
+}
+std::vector<PodDemand> Times(int n, const PodDemand& p) { return std::vector<PodDemand>(n, p); }
+
+TEST(PackingLp, WritesOneVariablePerClassAndTypeWhereAPodFits) {
+  const std::vector<NodeState> nodes = {Node(8000, 2), Node(8000, 2), Node(4000, 0, "")};
+  std::vector<PodDemand> pods = Times(3, Pod(6000, 1, 1000));
+  pods.push_back(Pod(1000, 1, 600, {"B"}));  // no node of model B: no variable
+  pods.push_back(Pod(2000, 0, 0));           // CPU-only: cannot raise the GPUs allocated
+  const PackingLp lp = BuildPackingLp(nodes, pods);
+  EXPECT_EQ(lp.classes, 2u);
+  EXPECT_EQ(lp.node_types, 1u);
+  EXPECT_EQ(lp.variables, 1u);
+  EXPECT_EQ(lp.capacity_milli, 4000);
+  // Classes in order of CPU request first: 0 is the 600-milli pod, 1 the whole-GPU one.
+  EXPECT_EQ(lp.text,
+            "\\ tidal packing LP: 2 pod classes, 1 node types, 1 variables, capacity_milli 4000\n"
+            "Maximize\n"
+            " obj: 1 x1_0\n"
+            "Subject To\n"
+            " pods1: 1 x1_0 <= 3\n"
+            " cpu0: 6 x1_0 <= 16\n"
+            " mem0: 1 x1_0 <= 128\n"
+            " gpu0: 1 x1_0 <= 4\n"
+            " share1_0: 1 x1_0 <= 4\n"
+            " share2_0: 2 x1_0 <= 8\n"
+            " share3_0: 3 x1_0 <= 12\n"
+            "Bounds\n"
+            "End\n");
+}
+
+TEST(PackingLp, ReadsGlpsolsOptimumOnlyWhenOptimal) {
+  const std::string head = "Problem:    \nRows:       7\nColumns:    1\n";
+  EXPECT_EQ(GlpsolOptimum(head + "Status:     OPTIMAL\nObjective:  obj = 1.333333333 (MAXimum)\n"),
+            1.333333333);
+  EXPECT_EQ(GlpsolOptimum(head + "Status:     UNDEFINED\nObjective:  obj = 0 (MAXimum)\n"),
+            std::nullopt);
+  EXPECT_EQ(GlpsolOptimum(head + "Status:     OPTIMAL\n"), std::nullopt);
+  EXPECT_EQ(GlpsolOptimum("Status: OPTIMAL\nObjective: obj = x (MAXimum)\n"), std::nullopt);
+}
+
+// The LP solved by glpsol (glpk-utils, installed by scripts/install-deps.sh).
+double SolvedUnallocPct(const std::vector<NodeState>& nodes, const std::vector<PodDemand>& pods) {
+  const PackingLp lp = BuildPackingLp(nodes, pods);
+  char dir[] = "/tmp/packing-lp-XXXXXX";
+  if (!mkdtemp(dir)) return -1;
+  const std::string model = std::string(dir) + "/m.lp", report = std::string(dir) + "/r.txt";
+  std::ofstream(model) << lp.text;
+  const int status =
+      std::system(("glpsol --lp '" + model + "' -o '" + report + "' >/dev/null 2>&1").c_str());
+  std::stringstream text;
+  text << std::ifstream(report).rdbuf();
+  std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+  EXPECT_EQ(status, 0) << "glpsol (apt-get install glpk-utils) on\n" << lp.text;
+  const auto optimum = GlpsolOptimum(text.str());
+  EXPECT_TRUE(optimum.has_value()) << text.str();
+  return optimum ? LpUnallocatedPct(lp, *optimum) : -1;
+}
+
+TEST(PackingLp, BoundsTheUnallocatedGpusOfHandComputedCases) {
+  struct Case {
+    const char* name;
+    std::vector<NodeState> nodes;
+    std::vector<PodDemand> pods;
+    double want_pct;
+  };
+  const Case cases[] = {
+      {"everything fits", {Node(8000, 4), Node(8000, 4)}, Times(2, Pod(4000, 4, 1000)), 0},
+      {"CPU binds: 8 cores hold 4/3 pods of 6",
+       {Node(8000, 2)},
+       Times(4, Pod(6000, 1, 1000)),
+       100.0 / 3},
+      {"no node of the model asked for",
+       {Node(8000, 1, "A")},
+       Times(2, Pod(1000, 1, 1000, {"B"})),
+       100},
+      {"a pod larger than every node", {Node(8000, 4)}, {Pod(1000, 8, 1000)}, 100},
+      {"two shares over half never share a GPU", {Node(8000, 1)}, Times(3, Pod(1000, 1, 600)), 40},
+      {"three shares over a third never share a GPU",
+       {Node(8000, 1)},
+       Times(4, Pod(1000, 1, 400)),
+       20},
+      // x_whole + x_share ≤ 2 (k = 1): the whole GPU and one 0.6 share.
+      {"a share over half beside a whole GPU",
+       {Node(8000, 2)},
+       {Pod(1000, 1, 1000), Pod(1000, 1, 600), Pod(1000, 1, 600), Pod(1000, 1, 600)},
+       20},
+      {"CPU-only pods change nothing", {Node(8000, 1)}, {Pod(8000, 0, 0), Pod(1000, 1, 1000)}, 0},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    EXPECT_NEAR(SolvedUnallocPct(tc.nodes, tc.pods), tc.want_pct, 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace tidal::sim
