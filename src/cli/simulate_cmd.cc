@@ -477,8 +477,10 @@ void AddSimulate(CLI::App& app) {
                       "). With --experiment fgd-inflation or philly: " + trace_policies +
                       " (default all of these; fgd-inflation also fgd-learned, FGD with its "
                       "target workload learned from the arriving pods, fgd-lookahead, FGD "
-                      "seeing the next pod in the queue, and load-aware-frag-ahead, Tidal's "
-                      "load-aware-frag with the look-ahead)")
+                      "seeing the next pod in the queue, load-aware-frag-ahead, Tidal's "
+                      "load-aware-frag with the look-ahead, and load-aware-frag-learned, "
+                      "Tidal's default profile: its target workload learned as tidal serve "
+                      "learns it)")
       ->each([o](const std::string&) { o->policies_set = true; });
   cmd->add_option("--config", o->config,
                   "Tidal policy config for load-aware and oracle (and --experiment prediction)");

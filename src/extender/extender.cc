@@ -47,6 +47,7 @@ Extender::Extender(PolicyConfig config, const ViewStore& store, const Clock& clo
   runners_.push_back(std::make_unique<Runner>(config_));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 1)));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 2)));
+  for (auto& r : runners_) r->SetLearnedWorkload(&workload_);
   filter_instruments_ = InstrumentsFor("filter");
   prioritize_instruments_ = InstrumentsFor("prioritize");
   reused_answer_ = &metrics_->prioritize_reuse.With({"answer"});
@@ -214,6 +215,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   if (!filter) d.memo = CurrentMemo(*d.view, d.stage());
   if (ReuseAnswer(d, body)) return Finish(d, true);
   if (Status s = DecodeRequest(d, body); !s.ok()) return BadRequest(d, s);
+  if (filter) LearnWorkload(d.pod);
   if (ReuseVerdicts(d)) return Finish(d, true);
   EvaluateParts(d);
   if (filter) {
@@ -503,6 +505,21 @@ void Extender::EncodePrioritize(Decision& d) {
   }
   EncodeHostPriorityList(list, &d.reply.body);
   reused_nothing_->Add(1);
+}
+
+void Extender::LearnWorkload(const PodDemand& pod) {
+  if (pod.gpu_count <= 0 || !pod.invalid_reason.empty()) return;
+  std::string id = pod.uid.empty() ? pod.Key() : pod.uid;
+  {
+    std::lock_guard<std::mutex> lock(learned_mu_);
+    if (!learned_pods_.insert(id).second) return;
+    learned_order_.push_back(std::move(id));
+    if (learned_order_.size() > kLearnedPods) {
+      learned_pods_.erase(learned_order_.front());
+      learned_order_.pop_front();
+    }
+  }
+  workload_.Observe(pod);
 }
 
 void Extender::RememberFilter(const PodDemand& pod, std::vector<std::uint64_t>* passed) {

@@ -397,6 +397,33 @@ TEST(Extender, DebugNodesListsBothSidesOfTheJoin) {
 // Without the agent, the competition index comes from the pod watch: two nodes
 // whose metrics are the same and whose NVLink pods differ are told apart, as
 // the agent's series would tell them apart.
+// The GPU workload fgd's `tasks: learned` reads: each GPU pod a filter names,
+// once (kube-scheduler filters a pending pod again on every retry); neither CPU
+// pods nor prioritize calls add to it.
+TEST(Extender, LearnsTheGpuWorkloadFromThePodsItFilters) {
+  Fixture f;
+  f.refresher->RefreshOnce();
+  auto pod = [](const std::string& uid, int gpus) {
+    json p = json::parse(PodJson(gpus));
+    p["metadata"]["uid"] = uid;
+    p["metadata"]["name"] = "p-" + uid;
+    return p.dump();
+  };
+  const WorkloadLearner& learned = f.ext->learned_workload();
+  EXPECT_EQ(learned.Current(), nullptr);
+  for (int retry = 0; retry < 3; ++retry) f.ext->Filter(NamesArgs(pod("a", 1), {"idle", "warm"}));
+  EXPECT_EQ(learned.pods_seen(), 1u);
+  f.ext->Filter(NamesArgs(pod("cpu", 0), {"idle", "warm"}));
+  f.ext->Prioritize(NamesArgs(pod("p", 2), {"idle", "warm"}));
+  EXPECT_EQ(learned.pods_seen(), 1u);
+  f.ext->Filter(NamesArgs(pod("b", 4), {"idle", "warm"}));
+  EXPECT_EQ(learned.pods_seen(), 2u);
+  const auto w = learned.Current();
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->tasks.size(), 2u);
+  EXPECT_EQ(w->tasks[0].gpus + w->tasks[1].gpus, 5) << "one 1-GPU and one 4-GPU task type";
+}
+
 TEST(Extender, NvlinkPodsFromThePodWatchOrderNodesWithoutTheAgent) {
   struct Case {
     const char* name;

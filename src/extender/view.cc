@@ -64,7 +64,7 @@ void ApplyInfo(const NodeInfo& info, NodeState* n) {
   if (slots < 0) return;
   for (Gpu& g : n->gpus) {
     const int held = g.index >= 0 && g.index < kMaxGpusPerNode ? info.pods_on_gpu[g.index] : 0;
-    g.free_slots = std::max(0, slots - held);
+    g.SetFreeSlots(std::max(0, slots - held));
   }
 }
 }  // namespace

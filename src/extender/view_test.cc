@@ -61,5 +61,42 @@ TEST(NodeCatalog, ACopySeesAPutAndItsFollowUpTogetherOrNeither) {
   EXPECT_EQ(again, marked_at);
 }
 
+// The GPUs bound pods hold, as the fragmentation measure reads them: each pod
+// takes one device slot of each of its GPUs, so a GPU with no slot left is wholly
+// allocated and one with a slot left is a whole free GPU.
+TEST(BuildNodes, AGpuWithNoDeviceSlotLeftIsAllocatedToTheFragmentationMeasure) {
+  struct Case {
+    const char* name;
+    int allocatable;  // nvidia.com/gpu: 4 GPUs × slots
+    std::array<std::uint16_t, 4> held;
+    std::array<int, 4> want_slots, want_milli;
+  };
+  const Case cases[] = {
+      {"one slot per GPU", 4, {1, 0, 0, 1}, {0, 1, 1, 0}, {0, 1000, 1000, 0}},
+      {"two slots per GPU", 8, {1, 2, 0, 0}, {1, 0, 2, 2}, {1000, 0, 1000, 1000}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    MetricsSnapshot snapshot;
+    NodeMetrics& m = snapshot.nodes["n"];
+    for (int g = 0; g < 4; ++g) {
+      Gpu gpu;
+      gpu.index = g;
+      gpu.memory_total = Bytes{24} << 30;
+      m.gpus.push_back(gpu);
+    }
+    NodeInfo info;
+    info.allocatable_gpus = tc.allocatable;
+    for (int g = 0; g < 4; ++g) info.pods_on_gpu[g] = tc.held[g];
+    std::unordered_map<std::string, NodeState> nodes;
+    BuildNodes(&snapshot, {{"n", info}}, &nodes);
+    const NodeState& n = nodes.at("n");
+    for (int g = 0; g < 4; ++g) {
+      EXPECT_EQ(n.gpus[g].free_slots, tc.want_slots[g]) << "GPU " << g;
+      EXPECT_EQ(n.gpus[g].milli_free, tc.want_milli[g]) << "GPU " << g;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tidal::extender

@@ -66,7 +66,7 @@ void ApplyReservations(const std::vector<Reservation>& reservations, int slots_p
   for (auto& g : node.gpus) {
     if (g.index < 0 || g.index >= kMaxGpusPerNode) continue;
     g.memory_used = std::max(g.memory_used + in_flight[g.index], claimed[g.index]);
-    if (g.free_slots > 0) g.free_slots = std::max(0, g.free_slots - slots_taken[g.index]);
+    if (g.free_slots > 0) g.SetFreeSlots(std::max(0, g.free_slots - slots_taken[g.index]));
   }
   node.nvlink_competition +=
       NvlinkCompetitionIndex(nvlink_pods, static_cast<int>(node.gpus.size()), slots_per_gpu);

@@ -23,8 +23,9 @@ Bytes EstimateMemoryNeed(const MemoryEstimate& estimate, const PodDemand& pod) {
 }
 
 Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleState* out,
-                       const MemoryLearner* learned) {
+                       const MemoryLearner* learned, const WorkloadLearner* workload) {
   out->pod = &pod;
+  out->workload = workload ? workload->Current() : nullptr;
   if (!pod.invalid_reason.empty()) return Status::Unresolvable(pod.invalid_reason);
   out->thresholds = ResolveThresholds(config, pod);
   out->memory_need_per_gpu =

@@ -96,7 +96,7 @@ void Runner::Evaluate(const PodDemand& pod, std::span<const NodeState* const> no
   // the next one: Reasons() reads past the end as none.
   if (options.all_reasons && out->reasons.size() < n) out->reasons.resize(n);
 
-  out->pod_status = BuildCycleState(config_, pod, &out->cycle, learned_);
+  out->pod_status = BuildCycleState(config_, pod, &out->cycle, learned_, workload_);
   if (!out->pod_status.ok()) {
     out->plugin_scores.assign(n * n_scores, 0.0);
     for (std::size_t i = 0; i < n; ++i) {

@@ -33,8 +33,13 @@ const std::vector<std::string>& FgdPolicyNames() {
                                                  "load-aware-frag-pack",
                                                  "fgd-learned",
                                                  "fgd-lookahead",
-                                                 "load-aware-frag-ahead"};
+                                                 "load-aware-frag-ahead",
+                                                 "load-aware-frag-learned"};
   return names;
+}
+
+bool FgdPolicyLearns(const std::string& policy) {
+  return policy == "fgd-learned" || policy == "load-aware-frag-learned";
 }
 
 bool FgdPolicyLooksAhead(const std::string& policy) {
@@ -712,8 +717,10 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   const std::vector<int> clone_of = SeedWorkload(pods_, options_, capacity_milli_, rng);
   const std::vector<FgdTask>& tasks = impl_->tasks;
   // fgd-learned is FGD whose target workload is learned from the pods as they
-  // arrive (TaskTypeLearner), not read from the list: none known before the first.
-  const bool learned = policy == "fgd-learned";
+  // arrive (TaskTypeLearner), not read from the list: none known before the first;
+  // load-aware-frag-learned is Tidal's default profile so (tidal serve's fgd with
+  // `tasks: learned`, which sees no queue to look ahead in).
+  const bool learned = FgdPolicyLearns(policy);
   // fgd-lookahead and load-aware-frag-ahead see the next pod in the queue
   // (PlaceLookingAhead).
   const bool lookahead = FgdPolicyLooksAhead(policy);
@@ -726,7 +733,10 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   if (lookahead) placing.cache_by_shape = true;  // it keeps the verdicts of two shapes
   SeedPlacer placer(placing, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
                     clone_of.size());
-  TaskTypeLearner learner(options_.learn_half_life_pods, kLearnedTypesMax);
+  // Tidal's default learns as tidal serve does (WorkloadLearner's half-life and bound).
+  const bool as_serve = policy == "load-aware-frag-learned";
+  TaskTypeLearner learner(as_serve ? kLearnedWorkloadHalfLifePods : options_.learn_half_life_pods,
+                          as_serve ? kLearnedWorkloadMaxTypes : kLearnedTypesMax);
   FgdSeedRun run;
   run.seed = seed;
   run.pods = static_cast<int>(clone_of.size());

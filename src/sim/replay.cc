@@ -20,14 +20,14 @@
 
 namespace tidal::sim {
 
-// fgd-learned and the look-ahead policies only where pods arrive one at a time
+// The learning and look-ahead policies only where pods arrive one at a time
 // (fgd-inflation): the replay's fgd already takes its target workload from the
 // jobs, and its queue is not one pod after another.
 const std::vector<std::string>& ReplayPolicyNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
     for (const auto& p : FgdPolicyNames())
-      if (p != "fgd-learned" && !FgdPolicyLooksAhead(p)) n.push_back(p);
+      if (!FgdPolicyLearns(p) && !FgdPolicyLooksAhead(p)) n.push_back(p);
     return n;
   }();
   return names;

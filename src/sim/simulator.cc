@@ -116,7 +116,7 @@ Gpu GpuOf(const NodeSpec& s, int g, int held) {
   gpu.index = g;
   gpu.model = s.gpu_model;
   gpu.memory_total = s.gpu_memory;
-  gpu.free_slots = std::max(0, s.replicas_per_gpu - held);
+  gpu.SetFreeSlots(std::max(0, s.replicas_per_gpu - held));
   for (int h = 0; h < s.gpu_count; ++h)
     if (s.links[g][h] > 0) gpu.nvlink_peers.push_back({h, s.links[g][h]});
   return gpu;
@@ -235,6 +235,9 @@ class Simulation {
   void BuildPrediction() {
     if (policy_.kind == PolicyKind::kLoadAware && policy_.tidal.load_forecast.enabled)
       forecaster_ = std::make_unique<LoadForecaster>(policy_.tidal.load_forecast);
+    // The extender learns the GPU workload from the pods it filters (fgd's `tasks:
+    // learned`); here each pod as it arrives, which is when its first cycle comes.
+    if (scheduler_.extender()) scheduler_.extender()->SetLearnedWorkload(&workload_);
     if (scheduler_.extender() && policy_.tidal.memory_learning.enabled) {
       learner_ = std::make_unique<MemoryLearner>(policy_.tidal.memory_learning);
       scheduler_.extender()->SetLearnedMemory(learner_.get());
@@ -268,6 +271,7 @@ class Simulation {
 
   void Arrive(int id) {
     Task& t = tasks_[id];
+    workload_.Observe(t.pod);
     t.state = Task::State::kPending;
     t.pending_since_ms = engine_.now();
     t.queued_ms = engine_.now();
@@ -663,6 +667,7 @@ class Simulation {
   KubeScheduler scheduler_;
   std::unique_ptr<LoadForecaster> forecaster_;
   std::unique_ptr<MemoryLearner> learner_;
+  WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes};
   bool cycle_requested_ = false;
   int done_ = 0, oom_kills_ = 0, starts_ = 0, evictions_ = 0;
   double work_lost_s_ = 0;

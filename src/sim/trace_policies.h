@@ -23,7 +23,8 @@ inline constexpr Bytes kTraceMiB = Bytes{1} << 20;
 inline constexpr int kWholeGpuScoreStep = 3;
 
 // random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd, load-aware-spread,
-// load-aware-pack, load-aware-frag, load-aware-frag-pack, load-aware-frag-ahead and fgd-learned,
+// load-aware-pack, load-aware-frag, load-aware-frag-pack, load-aware-frag-ahead,
+// load-aware-frag-learned and fgd-learned,
 // fgd-lookahead (scored as fgd). Throws InputError naming `experiment` on
 // an unknown policy.
 std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,

@@ -98,18 +98,19 @@ def render_scheduler_config(tools, kubeconfig, extender_url):
     return config
 
 
-def render_serve_args(tools, listen, prometheus_url, kubeconfig, metrics_listen="127.0.0.1:0"):
+def render_serve_args(tools, listen, prometheus_url, kubeconfig, metrics_listen="127.0.0.1:0",
+                      policy_file=None):
     """The sidecar's arguments from deploy/scheduler/deployment.yaml, with the
     addresses of this run (the probe-and-metrics listener on a free loopback port:
     the Deployment's is every interface, fixed), the policy file the tidal-policy
-    ConfigMap is made from (kustomization: tidal.yaml=policy.yaml), and
-    --kubeconfig for --in-cluster."""
+    ConfigMap is made from (kustomization: tidal.yaml=policy.yaml) unless a
+    scenario changed it (`policy_file`), and --kubeconfig for --in-cluster."""
     deployment = load_yaml(tools.deploy_file("deployment.yaml"))
     containers = deployment["spec"]["template"]["spec"]["containers"]
     (sidecar,) = [c for c in containers if c["name"] == "tidal"]
     replaced = {"--listen": f"--listen={listen}",
                 "--metrics-listen": f"--metrics-listen={metrics_listen}",
-                "--config": f"--config={tools.deploy_file('policy.yaml')}",
+                "--config": f"--config={policy_file or tools.deploy_file('policy.yaml')}",
                 "--prometheus": f"--prometheus={prometheus_url}",
                 "--in-cluster": f"--kubeconfig={kubeconfig}"}
     return [replaced.get(a.split("=", 1)[0], a) for a in sidecar["args"]]
@@ -307,7 +308,13 @@ class Cluster:
 
     def start_serve(self):
         listen = f"127.0.0.1:{self._port('serve')}"
-        args = render_serve_args(self.tools, listen, self.prometheus_url, self.kubeconfig)
+        policy_file = None
+        if self.policy != policy(self.tools):  # a scenario's own (its policy() hook)
+            policy_file = os.path.join(self.dir, "policy.yaml")
+            with open(policy_file, "w", encoding="utf-8") as f:
+                yaml.safe_dump(self.policy, f)
+        args = render_serve_args(self.tools, listen, self.prometheus_url, self.kubeconfig,
+                                 policy_file=policy_file)
         if os.environ.get("TIDAL_E2E_SERVE_LOG_LEVEL"):  # debug: one line per decision
             args.append(f"--log-level={os.environ['TIDAL_E2E_SERVE_LOG_LEVEL']}")
         self.sup.start("serve", [self.tools.tidal, *args])

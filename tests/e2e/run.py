@@ -99,6 +99,8 @@ def run_scenario(name, tools, checks):
     remove_stale_workdirs()
     workdir = make_workdir(name)
     cluster = Cluster(tools, scenario.nodes(), workdir)
+    if hasattr(scenario, "policy"):  # the deploy's policy as the scenario changes it
+        cluster.policy = scenario.policy(cluster.policy)
     try:
         cluster.start()
         scenario.run(cluster, checks)

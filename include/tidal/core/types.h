@@ -58,6 +58,14 @@ struct Gpu {
   int milli_free = 1000;
 
   Bytes memory_free() const { return memory_total > memory_used ? memory_total - memory_used : 0; }
+  // Sets free_slots and, where GPUs are shared by device slots (time-slicing)
+  // rather than by request, the share the fragmentation measure reads: each pod
+  // takes one slot of each of its GPUs, so a GPU with a slot left is a whole
+  // free GPU to the next pod and one with none is wholly allocated.
+  void SetFreeSlots(int slots) {
+    free_slots = slots;
+    milli_free = slots == 0 ? 0 : 1000;
+  }
   int LinksTo(int peer) const;
 };
 

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "tidal/core/clock.h"
@@ -146,6 +147,12 @@ class Extender {
   };
   Status Place(const PodDemand& pod, const std::string& node, Placement* out);
   const PolicyConfig& config() const { return config_; }
+  // The GPU workload learned from the pods filtered so far (fgd's `tasks: learned`).
+  const WorkloadLearner& learned_workload() const { return workload_; }
+  // Pods remembered as learned, by UID (namespace/name without one): a pod
+  // filtered again (kube-scheduler retries pending pods) counts once while it is
+  // among the last this many.
+  static constexpr std::size_t kLearnedPods = 4096;
 
  private:
   struct Context;  // per-request working storage, pooled
@@ -231,7 +238,14 @@ class Extender {
   void RememberFilter(const PodDemand& pod, std::vector<std::uint64_t>* passed);
   mutable std::mutex recent_mu_;
   std::deque<Remembered> recent_pods_;  // newest last, bounded (kRecentPods, kRecentPassedNodes)
-  std::size_t recent_passed_ = 0;       // passing nodes over recent_pods_
+
+  // Learns a filtered GPU pod's task type into workload_ unless it was learned already.
+  void LearnWorkload(const PodDemand& pod);
+  WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes};
+  std::mutex learned_mu_;
+  std::unordered_set<std::string> learned_pods_;
+  std::deque<std::string> learned_order_;  // oldest first, at most kLearnedPods
+  std::size_t recent_passed_ = 0;          // passing nodes over recent_pods_
 };
 
 }  // namespace tidal::extender

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <tuple>
@@ -91,5 +93,44 @@ class TaskTypeLearner {
   std::size_t max_types_;
   std::uint64_t pods_seen_ = 0;
 };
+
+// A target workload ready to score with: its task types and which of them accept
+// each GPU model.
+struct TargetWorkload {
+  explicit TargetWorkload(std::vector<FgdTask> task_types);
+  std::vector<FgdTask> tasks;
+  TaskModelTable models;  // built from `tasks`
+  // Every task: one whole GPU, no CPU, any model (FGD's default workload, under
+  // which a pod that shares no GPU changes no node's fragmentation).
+  bool one_whole_gpu = false;
+};
+
+// The target workload a running scheduler learns from the GPU pods it sees (the
+// fgd plugin's `tasks: learned`): a TaskTypeLearner with a half-life and a bound
+// on the types kept, published for concurrent readers. Observe is called by the
+// pod watch (or a simulator), Current by every scheduling cycle; the lock is held
+// for one pod's learning or one pointer copy, never for work that grows with the
+// cluster (the learned types are at most `max_types`).
+class WorkloadLearner {
+ public:
+  WorkloadLearner(double half_life_pods, std::size_t max_types, double popularity_pct = 95);
+  // Learns one pod; pods without GPUs are not part of the GPU workload and are
+  // ignored (a cluster's many CPU pods would dilute every GPU task type).
+  void Observe(const PodDemand& pod);
+  // What is learned so far; null before the first GPU pod.
+  std::shared_ptr<const TargetWorkload> Current() const;
+  std::uint64_t pods_seen() const;
+
+ private:
+  mutable std::mutex mu_;
+  TaskTypeLearner learner_;
+  double popularity_pct_;
+  std::shared_ptr<const TargetWorkload> current_;
+};
+
+// What the extender and the seed simulator learn with: a pod seen 1000 GPU pods
+// before the newest counts half, at most 256 task types kept.
+inline constexpr double kLearnedWorkloadHalfLifePods = 1000;
+inline constexpr std::size_t kLearnedWorkloadMaxTypes = 256;
 
 }  // namespace tidal

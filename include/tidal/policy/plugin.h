@@ -24,6 +24,7 @@
 // say about the pod and must not count in its mean). Then one line in
 // src/policy/registry.cc (plugin_example_test.cc runs this example). How the
 // runner calls plugins in batches is in plugin_batch.h; a plugin need not read it.
+#include <memory>
 #include <string_view>
 
 #include "tidal/core/status.h"
@@ -31,6 +32,8 @@
 #include "tidal/policy/thresholds.h"
 
 namespace tidal {
+
+struct TargetWorkload;  // tidal/policy/fragmentation.h
 
 // Per-pod data computed once per scheduling cycle (the PreFilter step).
 struct CycleState {
@@ -40,6 +43,9 @@ struct CycleState {
   bool uses_nvlink = false;       // required or auto-detected: NVLink load counts for it
   bool nvlink_required = false;   // explicitly required: multi-GPU sets must be linked
   int nvlink_slots_per_gpu = 2;
+  // The GPU workload learned from the pods seen so far (WorkloadLearner), for the
+  // fgd plugin's `tasks: learned`; null when nothing learns or nothing is learned yet.
+  std::shared_ptr<const TargetWorkload> workload;
 };
 
 // Per-node data produced by filters and read by scorers (the chosen GPUs).

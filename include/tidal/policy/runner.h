@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tidal/policy/config.h"
+#include "tidal/policy/fragmentation.h"
 #include "tidal/policy/memory_learner.h"
 #include "tidal/policy/plugin.h"
 
@@ -103,6 +104,9 @@ class Runner {
   // Learned memory estimates for undeclared pods (memoryLearning); the learner
   // outlives the runner. Null: the static rule alone (docs/design.md#memory-estimate).
   void SetLearnedMemory(const MemoryLearner* learned) { learned_ = learned; }
+  // The GPU workload learned from the pods seen (fgd's `tasks: learned`); the
+  // learner outlives the runner. Null: fgd uses its configured tasks.
+  void SetLearnedWorkload(const WorkloadLearner* workload) { workload_ = workload; }
 
  private:
   struct Score {
@@ -137,6 +141,7 @@ class Runner {
   std::vector<std::string> timing_names_;
   std::vector<std::size_t> filter_timing_, score_timing_;
   const MemoryLearner* learned_ = nullptr;
+  const WorkloadLearner* workload_ = nullptr;
 };
 
 }  // namespace tidal

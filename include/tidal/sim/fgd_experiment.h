@@ -26,11 +26,15 @@ inline constexpr std::size_t kLearnedTypesMax = 4096;
 // Policy names: random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd,
 // load-aware-spread, load-aware-pack, load-aware-frag, load-aware-frag-pack,
 // fgd-learned (FGD with its target workload learned online from the arriving pods),
-// fgd-lookahead (FGD seeing the next pod in the queue) and load-aware-frag-ahead
-// (load-aware-frag with the look-ahead and whole-GPU pods' FGD scores in steps of 3).
+// fgd-lookahead (FGD seeing the next pod in the queue), load-aware-frag-ahead
+// (load-aware-frag with the look-ahead and whole-GPU pods' FGD scores in steps of 3)
+// and load-aware-frag-learned (the same without the look-ahead, its target workload
+// learned as fgd-learned's: Tidal's default profile).
 const std::vector<std::string>& FgdPolicyNames();
 // Whether `policy` places a pod seeing the next one in the queue.
 bool FgdPolicyLooksAhead(const std::string& policy);
+// Whether `policy` learns its target workload from the pods as they arrive.
+bool FgdPolicyLearns(const std::string& policy);
 // The FGD paper's label for a policy ("06-FGD"), "" for Tidal's.
 std::string FgdPaperName(const std::string& policy);
 

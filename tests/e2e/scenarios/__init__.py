@@ -1,6 +1,7 @@
 """The end-to-end scenarios: each module has nodes() (the fake cluster) and
-run(cluster, checks)."""
-from . import bad_input, brief_cluster, device_plugin, prometheus_stops, scope, serve_restarts
+run(cluster, checks), and optionally policy(p) (the deploy's policy, changed)."""
+from . import (bad_input, brief_cluster, device_plugin, fragmentation, prometheus_stops, scope,
+               serve_restarts)
 
 SCENARIOS = {
     "brief_cluster": brief_cluster,
@@ -10,4 +11,5 @@ SCENARIOS = {
     "serve_restarts": serve_restarts,
     "scope": scope,
     "device_plugin": device_plugin,
+    "fragmentation": fragmentation,
 }

@@ -83,38 +83,34 @@ double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks) 
   return NodeFragmentation(CpuLeft(node), NodeGpuModel(node), std::span<const int>(free, n), tasks);
 }
 
-Fgd::Fgd(FgdArgs args) : args_(std::move(args)), models_(args_.tasks) {
-  one_whole_gpu_workload_ =
-      std::all_of(args_.tasks.begin(), args_.tasks.end(), [](const FgdTask& t) {
-        return t.gpus == 1 && t.gpu_milli == kMilliPerGpu && t.cpu_milli == 0 && t.models.empty();
-      });
-}
+Fgd::Fgd(FgdArgs args) : args_(std::move(args)), configured_(args_.tasks) {}
 
 bool Fgd::SkipsScore(const CycleState& cycle) const {
-  return one_whole_gpu_workload_ && args_.tie_break == FgdTieBreak::kNone && !SharesGpu(*cycle.pod);
+  return WorkloadOf(cycle).one_whole_gpu && args_.tie_break == FgdTieBreak::kNone &&
+         !SharesGpu(*cycle.pod);
 }
 
-double Fgd::Fragmentation(const NodeState& node) const {
+double Fgd::Fragmentation(const NodeState& node, const TargetWorkload& workload) {
   int free[kMaxGpusPerNode];
   const std::size_t n = node.gpus.size();
   for (std::size_t i = 0; i < n; ++i) free[i] = node.gpus[i].milli_free;
-  return NodeFragmentationAccepting(CpuLeft(node), models_.Accepted(NodeGpuModel(node)),
-                                    std::span<const int>(free, n), args_.tasks);
+  return NodeFragmentationAccepting(CpuLeft(node), workload.models.Accepted(NodeGpuModel(node)),
+                                    std::span<const int>(free, n), workload.tasks);
 }
 
 namespace {
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 }  // namespace
 
-double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus,
-                     double before) const {
+double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, double before,
+                     const TargetWorkload& workload) const {
   int free[kMaxGpusPerNode];
   const std::size_t n = node.gpus.size();
   for (std::size_t i = 0; i < n; ++i)
     free[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
   const double after = NodeFragmentationAccepting(CpuLeft(node) - pod.cpu_milli,
-                                                  models_.Accepted(NodeGpuModel(node)),
-                                                  std::span<const int>(free, n), args_.tasks);
+                                                  workload.models.Accepted(NodeGpuModel(node)),
+                                                  std::span<const int>(free, n), workload.tasks);
   const double truncated = std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
   const int step = args_.StepFor(pod);
   const double score = std::floor(truncated / step) * step;
@@ -141,12 +137,13 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
     }
     return Status::Fits();
   }
-  const double before = Fragmentation(node);
+  const TargetWorkload& workload = WorkloadOf(cycle);
+  const double before = Fragmentation(node, workload);
   int best = -1;
   double best_score = 0;
   for (std::size_t i = 0; i < node.gpus.size(); ++i) {
     if (node.gpus[i].milli_free < pod.gpu_milli) continue;
-    const double s = ScoreFor(pod, node, GpuSet(std::uint64_t{1} << i), before);
+    const double s = ScoreFor(pod, node, GpuSet(std::uint64_t{1} << i), before, workload);
     if (best < 0 || s > best_score) {
       best = static_cast<int>(i);
       best_score = s;
@@ -163,7 +160,8 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
                      const NodeScratch& scratch) const {
   const PodDemand& pod = *cycle.pod;
   GpuSet gpus = scratch.placed ? scratch.gpus : PickGpus(node, pod, GpuPick::kBestFit);
-  return ScoreFor(pod, node, gpus, Fragmentation(node));
+  const TargetWorkload& workload = WorkloadOf(cycle);
+  return ScoreFor(pod, node, gpus, Fragmentation(node, workload), workload);
 }
 
 std::unique_ptr<Plugin> NewFgd(const YAML::Node& args, const std::string& path,

@@ -25,16 +25,21 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   // pulling every node's score towards 50 (which moves the extender's 0–10
   // priorities). Not with tieBreak: pack, whose term differs per node.
   bool SkipsScore(const CycleState& cycle) const override;
-  // The score of placing the pod on `gpus` of the node.
-  double ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, double before) const;
+  // The score of placing the pod on `gpus` of the node, for `workload`.
+  double ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, double before,
+                  const TargetWorkload& workload) const;
   const FgdArgs& args() const { return args_; }
 
  private:
-  // The node's fragmentation for the args' tasks (NodeFragmentation, through models_).
-  double Fragmentation(const NodeState& node) const;
+  // The cycle's learned workload (tasks: learned, once something is learned), or the args'.
+  const TargetWorkload& WorkloadOf(const CycleState& cycle) const {
+    return args_.learned && cycle.workload && !cycle.workload->tasks.empty() ? *cycle.workload
+                                                                             : configured_;
+  }
+  // The node's fragmentation for `workload` (NodeFragmentation, through its model table).
+  static double Fragmentation(const NodeState& node, const TargetWorkload& workload);
   FgdArgs args_;
-  TaskModelTable models_;                // built from args_.tasks: declared after it
-  bool one_whole_gpu_workload_ = false;  // every task: 1 whole GPU, no CPU, any model
+  TargetWorkload configured_;  // built from args_.tasks: declared after it
 };
 
 std::unique_ptr<Plugin> NewFgd(const YAML::Node& args, const std::string& path,

@@ -36,8 +36,12 @@ FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigEr
   const YAML::Node tasks = node["tasks"];
   const std::string tpath = Join(path, "tasks");
   if (!tasks) return defaults;
+  if (tasks.IsScalar() && tasks.Scalar() == "learned") {
+    defaults.learned = true;
+    return defaults;
+  }
   if (!tasks.IsSequence()) {
-    errors.Add(tpath, "expected a list of {cpuMilli, gpus, gpuMilli, models, weight}");
+    errors.Add(tpath, "expected learned or a list of {cpuMilli, gpus, gpuMilli, models, weight}");
     return a;
   }
   for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -159,6 +163,34 @@ std::vector<FgdTask> TaskTypeLearner::Tasks(double popularity_pct) const {
   }
   for (auto& task : out) task.weight /= covered;
   return out;
+}
+
+TargetWorkload::TargetWorkload(std::vector<FgdTask> task_types)
+    : tasks(std::move(task_types)), models(tasks) {
+  one_whole_gpu = std::all_of(tasks.begin(), tasks.end(), [](const FgdTask& t) {
+    return t.gpus == 1 && t.gpu_milli == kMilliPerGpu && t.cpu_milli == 0 && t.models.empty();
+  });
+}
+
+WorkloadLearner::WorkloadLearner(double half_life_pods, std::size_t max_types,
+                                 double popularity_pct)
+    : learner_(half_life_pods, max_types), popularity_pct_(popularity_pct) {}
+
+void WorkloadLearner::Observe(const PodDemand& pod) {
+  if (pod.gpu_count <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  learner_.Observe(pod);
+  current_ = std::make_shared<const TargetWorkload>(learner_.Tasks(popularity_pct_));
+}
+
+std::shared_ptr<const TargetWorkload> WorkloadLearner::Current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+std::uint64_t WorkloadLearner::pods_seen() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return learner_.pods_seen();
 }
 
 }  // namespace tidal

@@ -16,7 +16,12 @@ namespace tidal {
 enum class FgdTieBreak { kNone, kPack };
 
 struct FgdArgs {
+  // The target workload; with `learned`, what is used until the scheduler has
+  // learned one (CycleState::workload).
   std::vector<FgdTask> tasks;
+  // `tasks: learned`: the target workload is the one the scheduler learns from the
+  // GPU pods it sees (WorkloadLearner), not a list in the config.
+  bool learned = false;
   FgdTieBreak tie_break = FgdTieBreak::kNone;
   // The truncated score rounded down to a multiple of this: 1 is the paper's
   // FGD; more leaves more equal scores to the scheduler's tie order.

@@ -394,6 +394,78 @@ TEST(Fgd, SkipsPodsItHasNothingToSayAbout) {
   }
 }
 
+// With `tasks: learned` the target workload is the cycle's (what the scheduler
+// has learned), until something is learned the args'. Node "used" has one of 4
+// GPUs taken, "empty" none; the pod takes one whole GPU. Learned workload: one
+// whole GPU (0.5) and four whole GPUs (0.5), no CPU. By hand: on "used" F goes
+// from 0.5 · 3000 (three GPUs free, too few for a 4-GPU task) to 0.5 · 2000, so
+// trunc(100 · sigmoid(0.5)) = 62; on "empty" from 0 to 0.5 · 3000, so
+// trunc(100 · sigmoid(-1.5)) = 18.
+TEST(Fgd, LearnedTasksComeFromTheCycle) {
+  const auto learned = std::make_shared<const TargetWorkload>(
+      std::vector<FgdTask>{{0, 1, 1000, {}, 0.5}, {0, 4, 1000, {}, 0.5}});
+  const auto nothing = std::make_shared<const TargetWorkload>(std::vector<FgdTask>{});
+  struct Case {
+    const char* name;
+    const char* args;
+    std::shared_ptr<const TargetWorkload> workload;
+    bool skips;
+    double used, empty;  // scores
+  };
+  const Case cases[] = {
+      {"configured tasks: the cycle's are not read", "{}", learned, true, 50, 50},
+      {"learned, nothing learned yet", "{tasks: learned}", nullptr, true, 50, 50},
+      {"learned, an empty workload", "{tasks: learned}", nothing, true, 50, 50},
+      {"learned", "{tasks: learned}", learned, false, 62, 18},
+  };
+  const NodeState used =
+      NodeBuilder("used").MilliFree({0, 1000, 1000, 1000}).Resources(8000, 64 * kGi).Build();
+  const NodeState empty =
+      NodeBuilder("empty").MilliFree({1000, 1000, 1000, 1000}).Resources(8000, 64 * kGi).Build();
+  const PodDemand pod = PodBuilder().Milli(1, 1000).Requests(1000, kGi).Build();
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ConfigErrors errors;
+    const Fgd fgd(FgdArgs::Parse(YAML::Load(tc.args), "fgd", errors));
+    ASSERT_TRUE(errors.items().empty());
+    CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+    cycle.workload = tc.workload;
+    EXPECT_EQ(fgd.SkipsScore(cycle), tc.skips);
+    NodeScratch on_used, on_empty;
+    ASSERT_TRUE(fgd.FilterOne(cycle, used, on_used).ok());
+    ASSERT_TRUE(fgd.FilterOne(cycle, empty, on_empty).ok());
+    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, used, on_used), tc.used);
+    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, empty, on_empty), tc.empty);
+  }
+}
+
+// The learner a scheduler runs: GPU pods only, published for readers, bounded.
+TEST(Fgd, WorkloadLearnerLearnsGpuPodsOnly) {
+  WorkloadLearner learner(/*half_life_pods=*/0, /*max_types=*/2);
+  EXPECT_EQ(learner.Current(), nullptr);
+  learner.Observe(PodBuilder().Requests(2000, kGi).Build());  // CPU only
+  EXPECT_EQ(learner.Current(), nullptr);
+  EXPECT_EQ(learner.pods_seen(), 0u);
+  for (int i = 0; i < 3; ++i) learner.Observe(PodBuilder().Milli(1, 1000).Build());
+  auto w = learner.Current();
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->tasks.size(), 1u);
+  EXPECT_TRUE(w->one_whole_gpu) << "one whole GPU, no CPU: FGD's default workload";
+  learner.Observe(PodBuilder().Milli(4, 1000).Build());
+  w = learner.Current();
+  ASSERT_EQ(w->tasks.size(), 2u);
+  EXPECT_EQ(w->tasks[0].gpus, 1);
+  EXPECT_DOUBLE_EQ(w->tasks[0].weight, 0.75);
+  EXPECT_EQ(w->tasks[1].gpus, 4);
+  EXPECT_DOUBLE_EQ(w->tasks[1].weight, 0.25);
+  EXPECT_FALSE(w->one_whole_gpu);
+  // A third type replaces the lightest: at most 2 kept.
+  learner.Observe(PodBuilder().Milli(2, 1000).Build());
+  w = learner.Current();
+  EXPECT_EQ(w->tasks.size(), 2u);
+  EXPECT_EQ(learner.pods_seen(), 5u);
+}
+
 TEST(Fgd, Args) {
   struct Case {
     const char* name;
@@ -419,9 +491,14 @@ TEST(Fgd, Args) {
        "{tieBreak: fullest}",
        {"a.tieBreak: \"fullest\" (expected none or pack)"}},
       {"empty list", "{tasks: []}", {"a.tasks: empty (expected the target workload's task types)"}},
+      {"learned", "{tasks: learned, wholeGpuScoreStep: 3}", {}},
+      {"another word",
+       "{tasks: learn}",
+       {"a.tasks: expected learned or a list of {cpuMilli, gpus, gpuMilli, models, weight}",
+        "a.tasks: empty (expected the target workload's task types)"}},
       {"not a list",
        "{tasks: 3}",
-       {"a.tasks: expected a list of {cpuMilli, gpus, gpuMilli, models, weight}",
+       {"a.tasks: expected learned or a list of {cpuMilli, gpus, gpuMilli, models, weight}",
         "a.tasks: empty (expected the target workload's task types)"}},
       {"bad task",
        "{tasks: [{cpuMilli: 1, gpus: 2, gpuMilli: 500, weight: 0.5}]}",
