@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,10 +75,11 @@ class Reference {
     runners_.push_back(std::make_unique<Runner>(config));
     runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config, 1)));
     runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config, 2)));
+    for (auto& r : runners_) r->SetLearnedWorkload(&workload_);
   }
 
   json Filter(const std::string& body, const ClusterView& view, TimeMs now, int stage) const {
-    Decided d = Decide(body, view, now, stage);
+    Decided d = Decide(body, view, now, stage, /*learn=*/true);
     json answer = {{"Nodes", nullptr},
                    {"NodeNames", nullptr},
                    {"FailedNodes", json::object()},
@@ -138,12 +140,17 @@ class Reference {
     Evaluation eval;
   };
 
-  Decided Decide(const std::string& body, const ClusterView& view, TimeMs now, int stage) const {
+  Decided Decide(const std::string& body, const ClusterView& view, TimeMs now, int stage,
+                 bool learn = false) const {
     Decided d;
     d.request = json::parse(body);
     RawPod raw;
     EXPECT_TRUE(DecodePodJson(d.request["Pod"].dump(), &raw).ok());
     const PodDemand pod = ToPodDemand(raw);
+    // A filter's GPU pod is learned once (fgd's `tasks: learned`), as the extender does.
+    if (learn && pod.gpu_count > 0 && pod.invalid_reason.empty() &&
+        learned_.insert(pod.uid.empty() ? pod.Key() : pod.uid).second)
+      workload_.Observe(pod);
     d.has_nodes = d.request.contains("Nodes") && !d.request["Nodes"].is_null();
     d.has_node_names = d.request.contains("NodeNames") && !d.request["NodeNames"].is_null();
     if (d.has_nodes) {
@@ -162,6 +169,9 @@ class Reference {
 
   PolicyConfig config_;
   std::vector<std::unique_ptr<Runner>> runners_;
+  // The GPU workload learned from the filters seen, each pod once (by UID).
+  mutable WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes};
+  mutable std::set<std::string> learned_;
 };
 
 // ---- Requests and clusters of every shape ----
@@ -293,6 +303,10 @@ TEST(ReferencePath, EveryFastPathAnswersAsTheReferenceDoes) {
   const TimeMs now = 1'000'000'000;
   PolicyConfig least_loaded = DefaultPolicyConfig();
   least_loaded.when_all_rejected = WhenAllRejected::kLeastLoaded;
+  // fgd learning the GPU workload from the filters (each extender and the
+  // reference learn the same pods in the same order).
+  PolicyConfig learned_fgd = DefaultPolicyConfig();
+  learned_fgd.plugins.push_back({"fgd", true, 1, "{tasks: learned, wholeGpuScoreStep: 3}"});
   const struct {
     const char* name;
     std::size_t nodes;
@@ -308,6 +322,7 @@ TEST(ReferencePath, EveryFastPathAnswersAsTheReferenceDoes) {
       {"stage 2", 300, 60'000, DefaultPolicyConfig(), 6},
       {"parts over helpers", 2600, 0, DefaultPolicyConfig(), 6},
       {"parts over helpers, least-loaded", 2600, 0, least_loaded, 4},
+      {"fgd learning the workload", 300, 0, learned_fgd, 12},
   };
   // What the requests reached, over all cases: each path at least once.
   std::size_t passed = 0, failed = 0, unresolvable = 0, escaped = 0;
@@ -351,9 +366,10 @@ TEST(ReferencePath, EveryFastPathAnswersAsTheReferenceDoes) {
         const json scores = reference.Prioritize(follow, *view, now, stage);
         EXPECT_EQ(json::parse(ext->Prioritize(follow).body), scores);
         EXPECT_EQ(json::parse(ext->Prioritize(json::parse(follow).dump(1)).body), scores);
+        // An extender that has filtered nothing has learned nothing either.
         Extender fresh(tc.config, store, clock, log, &metrics, ext == &one ? 1 : 3);
         EXPECT_EQ(json::parse(fresh.Prioritize(filter).body),
-                  reference.Prioritize(filter, *view, now, stage));
+                  Reference(tc.config).Prioritize(filter, *view, now, stage));
       }
     }
     for (const char* reuse : {"answer", "verdicts", "none"})

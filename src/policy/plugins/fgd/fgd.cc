@@ -128,6 +128,9 @@ double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, d
 Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratch& scratch) const {
   const PodDemand& pod = *cycle.pod;
   if (pod.gpu_count <= 0) return Status::Fits();
+  // No GPU known here (a node without metrics in the extender): whether the pod
+  // fits is for the fit plugins (gpufit, milligpu) to judge, not the measure.
+  if (node.gpus.empty()) return Status::Fits();
   if (!SharesGpu(pod)) {
     if (!scratch.placed) {
       const GpuSet g = PickGpus(node, pod, GpuPick::kBestFit);
@@ -159,6 +162,7 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
 double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
                      const NodeScratch& scratch) const {
   const PodDemand& pod = *cycle.pod;
+  if (node.gpus.empty() && pod.gpu_count > 0) return 50;  // no GPU known: nothing to say
   GpuSet gpus = scratch.placed ? scratch.gpus : PickGpus(node, pod, GpuPick::kBestFit);
   const TargetWorkload& workload = WorkloadOf(cycle);
   return ScoreFor(pod, node, gpus, Fragmentation(node, workload), workload);

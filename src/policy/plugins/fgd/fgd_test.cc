@@ -439,6 +439,26 @@ TEST(Fgd, LearnedTasksComeFromTheCycle) {
   }
 }
 
+// A node whose GPUs are not known (in the extender, a node without metrics) is
+// not the measure's to reject: the fit plugins judge it, and it scores 50.
+TEST(Fgd, ANodeWithoutKnownGpusIsLeftToTheFitPlugins) {
+  ConfigErrors errors;
+  const Fgd fgd(FgdArgs::Parse(YAML::Load("{tasks: learned}"), "fgd", errors));
+  const PodDemand pod = PodBuilder().Milli(2, 1000).Build();
+  CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+  cycle.workload = std::make_shared<const TargetWorkload>(
+      std::vector<FgdTask>{{0, 1, 1000, {}, 0.5}, {0, 4, 1000, {}, 0.5}});
+  const NodeState unknown = NodeBuilder("unknown").Resources(8000, 64 * kGi).Build();
+  ASSERT_TRUE(unknown.gpus.empty());
+  NodeScratch scratch;
+  EXPECT_TRUE(fgd.FilterOne(cycle, unknown, scratch).ok());
+  EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, unknown, scratch), 50);
+  // With GPUs known and too few free, it still rejects.
+  const NodeState full = NodeBuilder("full").MilliFree({0, 1000}).Resources(8000, 64 * kGi).Build();
+  NodeScratch on_full;
+  EXPECT_EQ(fgd.FilterOne(cycle, full, on_full).code(), Code::kUnfit);
+}
+
 // The learner a scheduler runs: GPU pods only, published for readers, bounded.
 TEST(Fgd, WorkloadLearnerLearnsGpuPodsOnly) {
   WorkloadLearner learner(/*half_life_pods=*/0, /*max_types=*/2);
