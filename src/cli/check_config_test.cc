@@ -22,8 +22,9 @@ std::string WriteTemp(const std::string& text) {
 }
 
 TEST(CheckConfig, ShippedConfigsAreValid) {
-  for (const char* file : {"examples/config/tidal.yaml", "examples/config/no-margin.yaml",
-                           "examples/config/load-aware-frag.yaml"}) {
+  for (const char* file :
+       {"examples/config/tidal.yaml", "examples/config/no-margin.yaml",
+        "examples/config/load-aware-frag.yaml", "examples/config/with-tidal-device-plugin.yaml"}) {
     SCOPED_TRACE(file);
     const CommandResult r = RunTidal("check-config " + Source(file));
     EXPECT_EQ(r.exit_code, 0) << r.out;
