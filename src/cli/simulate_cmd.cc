@@ -65,8 +65,32 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-// Runs the plotting script without a shell; plots are a convenience, so a
-// missing python3 or matplotlib is reported, not fatal.
+// RunProgram's answer when the program could not be started (not on PATH).
+constexpr int kNotStarted = -2;
+
+// Runs `args` (args[0] found on PATH) without a shell and waits: its exit code,
+// -1 when it did not exit, kNotStarted; `quiet` sends its output to /dev/null.
+int RunProgram(std::vector<std::string> args, bool quiet) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return kNotStarted;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs the plotting script; plots are a convenience, so a missing python3 or
+// matplotlib is reported, not fatal.
 void Plot(const std::string& dir) {
   const char* env = std::getenv("TIDAL_PLOT_SCRIPT");
   const std::string script = env ? env : TIDAL_PLOT_SCRIPT;
@@ -75,18 +99,10 @@ void Plot(const std::string& dir) {
   const char* py_env = std::getenv("TIDAL_PYTHON");
   std::string python =
       py_env ? py_env : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
-  std::vector<std::string> args = {python, script, dir};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+  const int code = RunProgram({python, script, dir}, /*quiet=*/false);
+  if (code == kNotStarted)
     std::cerr << "simulate: python3 not found; CSV series are in " << dir << ", plots skipped\n";
-    return;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  else if (code != 0)
     std::cerr << "simulate: plotting failed (needs python3-matplotlib); CSV series are in " << dir
               << "\n";
 }
@@ -100,27 +116,15 @@ double SolveLpBound(const sim::PackingLp& lp, std::uint64_t seed) {
   if (!mkdtemp(dir_buf.data())) throw InputError{"--lp-bound: cannot create " + base};
   const std::string dir = dir_buf.data(), model = dir + "/packing.lp", report = dir + "/report.txt";
   std::ofstream(model) << lp.text;
-  std::vector<std::string> args = {"glpsol", "--lp", model, "-o", report};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t quiet;
-  posix_spawn_file_actions_init(&quiet);
-  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, "glpsol", &quiet, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&quiet);
-  if (spawned != 0) {
-    std::filesystem::remove_all(dir);
-    throw InputError{"--lp-bound: glpsol not found on PATH (apt-get install glpk-utils)"};
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const int code = RunProgram({"glpsol", "--lp", model, "-o", report}, /*quiet=*/true);
   std::stringstream text;
   text << std::ifstream(report).rdbuf();
   const std::optional<double> optimum = sim::GlpsolOptimum(text.str());
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !optimum)
+  if (code == kNotStarted) {
+    std::filesystem::remove_all(dir);
+    throw InputError{"--lp-bound: glpsol not found on PATH (apt-get install glpk-utils)"};
+  }
+  if (code != 0 || !optimum)
     throw InputError{
         fmt::format("--lp-bound: glpsol found no optimum of seed {}'s LP ({} kept)", seed, model)};
   std::filesystem::remove_all(dir);
@@ -478,9 +482,9 @@ void AddSimulate(CLI::App& app) {
                       " (default all of these; fgd-inflation also fgd-learned, FGD with its "
                       "target workload learned from the arriving pods, fgd-lookahead, FGD "
                       "seeing the next pod in the queue, load-aware-frag-ahead, Tidal's "
-                      "load-aware-frag with the look-ahead, and load-aware-frag-learned, "
-                      "Tidal's default profile: its target workload learned as tidal serve "
-                      "learns it)")
+                      "load-aware-frag with the look-ahead, and load-aware-frag-learned, what "
+                      "tidal serve runs with fgd's tasks: learned: its target workload learned "
+                      "as serve learns it)")
       ->each([o](const std::string&) { o->policies_set = true; });
   cmd->add_option("--config", o->config,
                   "Tidal policy config for load-aware and oracle (and --experiment prediction)");

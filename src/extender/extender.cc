@@ -13,6 +13,7 @@
 #include "tidal/core/text.h"
 #include "tidal/policy/extender_score.h"
 #include "tidal/policy/fallback.h"
+#include "tidal/policy/learned_workload.h"
 
 namespace tidal::extender {
 
@@ -47,7 +48,9 @@ Extender::Extender(PolicyConfig config, const ViewStore& store, const Clock& clo
   runners_.push_back(std::make_unique<Runner>(config_));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 1)));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 2)));
-  for (auto& r : runners_) r->SetLearnedWorkload(&workload_);
+  learns_workload_ = ReadsLearnedWorkload(config_);
+  if (learns_workload_)
+    for (auto& r : runners_) r->SetLearnedWorkload(&workload_);
   filter_instruments_ = InstrumentsFor("filter");
   prioritize_instruments_ = InstrumentsFor("prioritize");
   reused_answer_ = &metrics_->prioritize_reuse.With({"answer"});
@@ -508,7 +511,7 @@ void Extender::EncodePrioritize(Decision& d) {
 }
 
 void Extender::LearnWorkload(const PodDemand& pod) {
-  if (pod.gpu_count <= 0 || !pod.invalid_reason.empty()) return;
+  if (!learns_workload_ || pod.gpu_count <= 0 || !pod.invalid_reason.empty()) return;
   std::string id = pod.uid.empty() ? pod.Key() : pod.uid;
   {
     std::lock_guard<std::mutex> lock(learned_mu_);

@@ -399,10 +399,14 @@ TEST(Extender, DebugNodesListsBothSidesOfTheJoin) {
 // the agent's series would tell them apart.
 // The GPU workload fgd's `tasks: learned` reads: each GPU pod a filter names,
 // once (kube-scheduler filters a pending pod again on every retry); neither CPU
-// pods nor prioritize calls add to it.
+// pods nor prioritize calls add to it; without a plugin that reads it, nothing.
 TEST(Extender, LearnsTheGpuWorkloadFromThePodsItFilters) {
   Fixture f;
   f.refresher->RefreshOnce();
+  f.ext->Filter(NamesArgs(PodJson(1), {"idle", "warm"}));
+  EXPECT_EQ(f.ext->learned_workload().pods_seen(), 0u) << "the default profile reads none";
+  f.config.plugins.push_back({"fgd", true, 1, "{tasks: learned}"});
+  f.ext = std::make_unique<Extender>(f.config, f.store, f.clock, f.log, &f.metrics);
   auto pod = [](const std::string& uid, int gpus) {
     json p = json::parse(PodJson(gpus));
     p["metadata"]["uid"] = uid;

@@ -718,8 +718,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   const std::vector<FgdTask>& tasks = impl_->tasks;
   // fgd-learned is FGD whose target workload is learned from the pods as they
   // arrive (TaskTypeLearner), not read from the list: none known before the first;
-  // load-aware-frag-learned is Tidal's default profile so (tidal serve's fgd with
-  // `tasks: learned`, which sees no queue to look ahead in).
+  // load-aware-frag-learned is what tidal serve runs with fgd's `tasks: learned`
+  // (serve sees no queue to look ahead in).
   const bool learned = FgdPolicyLearns(policy);
   // fgd-lookahead and load-aware-frag-ahead see the next pod in the queue
   // (PlaceLookingAhead).
@@ -733,7 +733,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   if (lookahead) placing.cache_by_shape = true;  // it keeps the verdicts of two shapes
   SeedPlacer placer(placing, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
                     clone_of.size());
-  // Tidal's default learns as tidal serve does (WorkloadLearner's half-life and bound).
+  // load-aware-frag-learned learns as tidal serve does (WorkloadLearner's half-life and bound).
   const bool as_serve = policy == "load-aware-frag-learned";
   TaskTypeLearner learner(as_serve ? kLearnedWorkloadHalfLifePods : options_.learn_half_life_pods,
                           as_serve ? kLearnedWorkloadMaxTypes : kLearnedTypesMax);

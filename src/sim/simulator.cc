@@ -16,6 +16,7 @@
 #include "tidal/core/status.h"
 #include "tidal/policy/cycle.h"
 #include "tidal/policy/forecast.h"
+#include "tidal/policy/learned_workload.h"
 #include "tidal/policy/memory_learner.h"
 #include "tidal/policy/runner.h"
 #include "tidal/rebalance/pods.h"
@@ -237,7 +238,8 @@ class Simulation {
       forecaster_ = std::make_unique<LoadForecaster>(policy_.tidal.load_forecast);
     // The extender learns the GPU workload from the pods it filters (fgd's `tasks:
     // learned`); here each pod as it arrives, which is when its first cycle comes.
-    if (scheduler_.extender()) scheduler_.extender()->SetLearnedWorkload(&workload_);
+    learns_workload_ = scheduler_.extender() && ReadsLearnedWorkload(policy_.tidal);
+    if (learns_workload_) scheduler_.extender()->SetLearnedWorkload(&workload_);
     if (scheduler_.extender() && policy_.tidal.memory_learning.enabled) {
       learner_ = std::make_unique<MemoryLearner>(policy_.tidal.memory_learning);
       scheduler_.extender()->SetLearnedMemory(learner_.get());
@@ -271,7 +273,7 @@ class Simulation {
 
   void Arrive(int id) {
     Task& t = tasks_[id];
-    workload_.Observe(t.pod);
+    if (learns_workload_) workload_.Observe(t.pod);
     t.state = Task::State::kPending;
     t.pending_since_ms = engine_.now();
     t.queued_ms = engine_.now();
@@ -668,6 +670,7 @@ class Simulation {
   std::unique_ptr<LoadForecaster> forecaster_;
   std::unique_ptr<MemoryLearner> learner_;
   WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes};
+  bool learns_workload_ = false;
   bool cycle_requested_ = false;
   int done_ = 0, oom_kills_ = 0, starts_ = 0, evictions_ = 0;
   double work_lost_s_ = 0;

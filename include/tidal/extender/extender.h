@@ -147,7 +147,8 @@ class Extender {
   };
   Status Place(const PodDemand& pod, const std::string& node, Placement* out);
   const PolicyConfig& config() const { return config_; }
-  // The GPU workload learned from the pods filtered so far (fgd's `tasks: learned`).
+  // The GPU workload learned from the pods filtered so far (fgd's `tasks: learned`;
+  // nothing is learned when no plugin reads it).
   const WorkloadLearner& learned_workload() const { return workload_; }
   // Pods remembered as learned, by UID (namespace/name without one): a pod
   // filtered again (kube-scheduler retries pending pods) counts once while it is
@@ -242,6 +243,7 @@ class Extender {
   // Learns a filtered GPU pod's task type into workload_ unless it was learned already.
   void LearnWorkload(const PodDemand& pod);
   WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes};
+  bool learns_workload_ = false;  // a plugin reads it (ReadsLearnedWorkload)
   std::mutex learned_mu_;
   std::unordered_set<std::string> learned_pods_;
   std::deque<std::string> learned_order_;  // oldest first, at most kLearnedPods

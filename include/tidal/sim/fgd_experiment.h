@@ -29,7 +29,7 @@ inline constexpr std::size_t kLearnedTypesMax = 4096;
 // fgd-lookahead (FGD seeing the next pod in the queue), load-aware-frag-ahead
 // (load-aware-frag with the look-ahead and whole-GPU pods' FGD scores in steps of 3)
 // and load-aware-frag-learned (the same without the look-ahead, its target workload
-// learned as fgd-learned's: Tidal's default profile).
+// learned as tidal serve learns it with fgd's `tasks: learned`).
 const std::vector<std::string>& FgdPolicyNames();
 // Whether `policy` places a pod seeing the next one in the queue.
 bool FgdPolicyLooksAhead(const std::string& policy);

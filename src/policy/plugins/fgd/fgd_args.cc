@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "tidal/policy/learned_workload.h"
 #include "tidal/policy/milli_gpu.h"
 #include "tidal/policy/yaml_util.h"
 
@@ -191,6 +192,15 @@ std::shared_ptr<const TargetWorkload> WorkloadLearner::Current() const {
 std::uint64_t WorkloadLearner::pods_seen() const {
   std::lock_guard<std::mutex> lock(mu_);
   return learner_.pods_seen();
+}
+
+bool ReadsLearnedWorkload(const PolicyConfig& config) {
+  for (const PluginConfig& p : config.plugins) {
+    if (!p.enabled || p.name != "fgd") continue;
+    ConfigErrors ignored;  // the config was validated when it was loaded
+    if (FgdArgs::Parse(p.ArgsNode(), "fgd", ignored).learned) return true;
+  }
+  return false;
 }
 
 }  // namespace tidal
