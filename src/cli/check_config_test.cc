@@ -24,7 +24,7 @@ std::string WriteTemp(const std::string& text) {
 TEST(CheckConfig, ShippedConfigsAreValid) {
   for (const char* file :
        {"examples/config/tidal.yaml", "examples/config/no-margin.yaml",
-        "examples/config/load-aware-frag.yaml", "examples/config/with-tidal-device-plugin.yaml"}) {
+        "examples/config/load-aware-frag.yaml", "deploy/scheduler/policy.yaml"}) {
     SCOPED_TRACE(file);
     const CommandResult r = RunTidal("check-config " + Source(file));
     EXPECT_EQ(r.exit_code, 0) << r.out;

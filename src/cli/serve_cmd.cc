@@ -197,6 +197,7 @@ int RunServe(const ServeFlags& f) {
     sync =
         std::make_unique<extender::KubeSync>(catalog, &inflight, log, peaks.get(), config.nvlink);
     source.CountPodsWith([s = sync.get()] { return s->NvlinkPods(); });
+    sync->OnGpuChoiceCarriedOut([&ext] { ext.NoteGpuChoiceCarriedOut(); });
     nodes_informer =
         std::make_unique<kube::Informer>(*api, "/api/v1/nodes", sync->node_handler(), log);
     kube::InformerOptions pod_options;

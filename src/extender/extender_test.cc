@@ -402,9 +402,11 @@ TEST(Extender, DebugNodesListsBothSidesOfTheJoin) {
 // pods nor prioritize calls add to it; without a plugin that reads it, nothing.
 TEST(Extender, LearnsTheGpuWorkloadFromThePodsItFilters) {
   Fixture f;
+  std::erase_if(f.config.plugins, [](const PluginConfig& p) { return p.name == "fgd"; });
+  f.ext = std::make_unique<Extender>(f.config, f.store, f.clock, f.log, &f.metrics);
   f.refresher->RefreshOnce();
   f.ext->Filter(NamesArgs(PodJson(1), {"idle", "warm"}));
-  EXPECT_EQ(f.ext->learned_workload().pods_seen(), 0u) << "the default profile reads none";
+  EXPECT_EQ(f.ext->learned_workload().pods_seen(), 0u) << "without fgd nothing reads it";
   f.config.plugins.push_back({"fgd", true, 1, "{tasks: learned}"});
   f.ext = std::make_unique<Extender>(f.config, f.store, f.clock, f.log, &f.metrics);
   auto pod = [](const std::string& uid, int gpus) {
@@ -426,6 +428,44 @@ TEST(Extender, LearnsTheGpuWorkloadFromThePodsItFilters) {
   ASSERT_NE(w, nullptr);
   ASSERT_EQ(w->tasks.size(), 2u);
   EXPECT_EQ(w->tasks[0].gpus + w->tasks[1].gpus, 5) << "one 1-GPU and one 4-GPU task type";
+}
+
+// The default profile's fgd scores only once a bound GPU pod carries
+// tidal.io/gpus-allocated (Tidal's device plugin gave it the GPUs named): the
+// pod watch tells the extender, whose cycles then say the choice is carried out.
+TEST(Extender, GpuChoicesAreCarriedOutOnceAPodCarriesTheDevicePluginsMark) {
+  auto pod = [](const std::string& name, int gpus, const char* phase, bool marked) {
+    json p = {{"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "u-" + name}}},
+              {"spec",
+               {{"nodeName", "idle"},
+                {"containers",
+                 {{{"name", "c"},
+                   {"image", "busybox"},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
+              {"status", {{"phase", phase}}}};
+    p["metadata"]["annotations"]["tidal.io/gpus"] = "0";
+    if (marked) p["metadata"]["annotations"]["tidal.io/gpus-allocated"] = "0";
+    return p.dump();
+  };
+  struct Case {
+    const char* name;
+    std::string pod;
+    bool carried_out;
+  };
+  const Case cases[] = {
+      {"a GPU pod named GPUs but not given them", pod("named", 1, "Running", false), false},
+      {"a finished pod that was given them", pod("done", 1, "Succeeded", true), false},
+      {"a pod without GPUs carrying the mark", pod("cpu", 0, "Running", true), false},
+      {"a running GPU pod given them", pod("given", 1, "Running", true), true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f;
+    KubeSync sync(f.catalog, nullptr, f.log);
+    sync.OnGpuChoiceCarriedOut([&f] { f.ext->NoteGpuChoiceCarriedOut(); });
+    sync.pod_handler().Replace({c.pod});
+    EXPECT_EQ(f.ext->learned_workload().GpuChoiceCarriedOut(), c.carried_out);
+  }
 }
 
 TEST(Extender, NvlinkPodsFromThePodWatchOrderNodesWithoutTheAgent) {

@@ -12,6 +12,8 @@ namespace {
 
 // Written by the binder (BinderOptions::gpu_annotation's default).
 constexpr const char* kGpuAnnotation = "tidal.io/gpus";
+// Written by Tidal's device plugin on a pod it gave the GPUs kGpuAnnotation named.
+constexpr const char* kAllocatedAnnotation = "tidal.io/gpus-allocated";
 
 NodeInfo ToInfo(const KubeNode& n) {
   NodeInfo info;
@@ -74,6 +76,8 @@ void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
   const std::string key = pod.Key();
   PodRecord next{pod.node_name, pod.gpus, NamedGpus(pod), pod.Active() && !pod.deleting};
   if (peaks_ && pod.gpus > 0 && !next.active) peaks_->Ended(key);
+  if (on_carried_out_ && next.active && pod.gpus > 0 && pod.annotations.count(kAllocatedAnnotation))
+    on_carried_out_();
   // The whole pod is decoded only for active GPU pods: a pod without GPUs uses
   // no NVLink (and a cluster's many CPU pods would cost a second decode each).
   if (pod.gpus > 0 && next.active) {

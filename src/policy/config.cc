@@ -286,7 +286,7 @@ void ReadTenants(const YAML::Node& node, const std::string& path, const PolicyCo
 std::vector<PluginConfig> DefaultPlugins() {
   std::vector<PluginConfig> out;
   for (const auto& e : Registry())
-    if (e.default_enabled) out.push_back({e.name, true, e.default_weight, ""});
+    if (e.default_enabled) out.push_back({e.name, true, e.default_weight, e.default_args});
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tidal/core/status.h"
+#include "tidal/policy/registry.h"
 
 namespace tidal {
 namespace {
@@ -25,10 +26,23 @@ TEST(PolicyConfig, DefaultsComeFromDesign) {
   EXPECT_EQ(c.nvlink.slots_per_gpu, 2);
   EXPECT_EQ(c.fallback.stage2_after_ms, 10'000);
   EXPECT_EQ(c.fallback.golden_pool.at("tidal.io/pool"), "golden");
-  ASSERT_EQ(c.plugins.size(), 3u);
+  ASSERT_EQ(c.plugins.size(), 4u);
   EXPECT_EQ(c.plugins[0].name, "loadaware");
   EXPECT_EQ(c.plugins[1].name, "gpufit");
   EXPECT_EQ(c.plugins[2].name, "balance");
+  // FGD on the learned workload, and only where Tidal's device plugin gives the
+  // GPUs chosen (docs/traces.md measures the weight).
+  EXPECT_EQ(c.plugins[3].name, "fgd");
+  EXPECT_DOUBLE_EQ(c.plugins[3].weight, 0.25);
+  const YAML::Node fgd = c.plugins[3].ArgsNode();
+  EXPECT_EQ(fgd["tasks"].as<std::string>(), "learned");
+  EXPECT_EQ(fgd["wholeGpuScoreStep"].as<int>(), 3);
+  EXPECT_TRUE(fgd["onlyWithTidalDevicePlugin"].as<bool>());
+  for (const PluginConfig& p : c.plugins) {
+    SCOPED_TRACE(p.name);
+    ConfigErrors errors;
+    EXPECT_NE(FindPlugin(p.name)->make(p.ArgsNode(), p.name, errors), nullptr) << errors.Joined();
+  }
 }
 
 TEST(PolicyConfig, EveryErrorIsReportedWithItsPath) {

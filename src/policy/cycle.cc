@@ -26,6 +26,7 @@ Status BuildCycleState(const PolicyConfig& config, const PodDemand& pod, CycleSt
                        const MemoryLearner* learned, const WorkloadLearner* workload) {
   out->pod = &pod;
   out->workload = workload ? workload->Current() : nullptr;
+  out->gpu_choice_carried_out = workload && workload->GpuChoiceCarriedOut();
   if (!pod.invalid_reason.empty()) return Status::Unresolvable(pod.invalid_reason);
   out->thresholds = ResolveThresholds(config, pod);
   out->memory_need_per_gpu =

@@ -19,26 +19,32 @@ namespace tidal {
 
 const std::vector<PluginEntry>& Registry() {
   static const std::vector<PluginEntry> entries = {
-      {"loadaware", "reject filter and warning-band score on live load", NewLoadAware, true, 1},
-      {"gpufit", "per-GPU free-memory fit and NVLink clique choice", NewGpuFit, true, 1},
-      {"balance", "spread (least loaded first) or pack", NewBalance, true, 1},
+      {"loadaware", "reject filter and warning-band score on live load", NewLoadAware, true, 1, ""},
+      {"gpufit", "per-GPU free-memory fit and NVLink clique choice", NewGpuFit, true, 1, ""},
+      {"balance", "spread (least loaded first) or pack", NewBalance, true, 1, ""},
       {"resourcefit", "kube-scheduler NodeResourcesFit filter on requests", NewResourceFit, false,
-       1},
-      {"k8sdefault", "kube-scheduler LeastAllocated + BalancedAllocation", NewK8sDefault, false, 1},
-      {"bestfit", "the node with the least free GPU memory that fits", NewBestFit, false, 1},
-      {"fallback", "metrics down: remaining GPUs, then the golden pool only", NewFallback, false,
-       1},
+       1, ""},
+      {"k8sdefault", "kube-scheduler LeastAllocated + BalancedAllocation", NewK8sDefault, false, 1,
+       ""},
+      {"bestfit", "the node with the least free GPU memory that fits", NewBestFit, false, 1, ""},
+      {"fallback", "metrics down: remaining GPUs, then the golden pool only", NewFallback, false, 1,
+       ""},
       {"milligpu", "CPU, memory, GPU-model and milli-GPU fit; places shared GPUs", NewMilliGpu,
-       false, 1},
-      {"random", "a uniformly random feasible node (FGD paper baseline)", NewRandomScore, false, 1},
-      {"dotprod", "Tetris-style CPU/GPU alignment (FGD paper baseline)", NewDotProd, false, 1},
+       false, 1, ""},
+      {"random", "a uniformly random feasible node (FGD paper baseline)", NewRandomScore, false, 1,
+       ""},
+      {"dotprod", "Tetris-style CPU/GPU alignment (FGD paper baseline)", NewDotProd, false, 1, ""},
       {"gpuclustering", "packs GPU pods of one kind together (FGD paper baseline)",
-       NewGpuClustering, false, 1},
+       NewGpuClustering, false, 1, ""},
       {"gpupacking", "shared GPUs, then used nodes, then idle ones (FGD paper baseline)",
-       NewGpuPacking, false, 1},
+       NewGpuPacking, false, 1, ""},
       {"bestfitmilli", "least CPU and milli-GPU left over (FGD paper baseline)", NewBestFitMilli,
-       false, 1},
-      {"fgd", "fragmentation gradient descent (Weng et al., ATC'23)", NewFgd, false, 1},
+       false, 1, ""},
+      // In the default profile: the workload learned from the pods, and only where
+      // Tidal's device plugin gives pods the GPUs chosen (docs/traces.md measures
+      // the weight; with NVIDIA's plugin packing raised OOM kills).
+      {"fgd", "fragmentation gradient descent (Weng et al., ATC'23)", NewFgd, true, 0.25,
+       "{tasks: learned, wholeGpuScoreStep: 3, onlyWithTidalDevicePlugin: true}"},
   };
   return entries;
 }

@@ -31,7 +31,7 @@ TEST(Runner, VerdictsReasonsScoresAndGpus) {
   const Evaluation ev = runner.Evaluate(pod, nodes, opts);
   ASSERT_TRUE(ev.pod_status.ok());
   ASSERT_EQ(ev.nodes.size(), 5u);
-  EXPECT_EQ(ev.score_names, (std::vector<std::string>{"loadaware", "gpufit", "balance"}));
+  EXPECT_EQ(ev.score_names, (std::vector<std::string>{"loadaware", "gpufit", "balance", "fgd"}));
 
   EXPECT_FALSE(ev.nodes[0].feasible());
   EXPECT_EQ(ev.nodes[0].status.reason(), "loadaware: GPU memory 88% over reject threshold 82%");
@@ -62,7 +62,7 @@ TEST(Runner, FirstFailureOnlyByDefault) {
   const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(2).Memory(4 * kGi).Build(), nodes);
   EXPECT_TRUE(ev.Reasons(0).empty());
   EXPECT_EQ(ev.nodes[0].status.reason(), "loadaware: GPU memory 88% over reject threshold 82%");
-  EXPECT_EQ(ev.timings.size(), 3u);
+  EXPECT_EQ(ev.timings.size(), 4u);
 }
 
 TEST(Runner, MalformedPodIsUnresolvableOnEveryNode) {
@@ -95,7 +95,7 @@ TEST(Runner, DisabledPluginsDoNotRun) {
       NodeBuilder("full").Gpus(4, 24 * kGi).MemoryFraction(0.88).Build()};
   const Evaluation ev = runner.Evaluate(PodBuilder().Gpus(1).Memory(1 * kGi).Build(), nodes);
   EXPECT_TRUE(ev.nodes[0].feasible());
-  EXPECT_EQ(ev.score_names, (std::vector<std::string>{"gpufit", "balance"}));
+  EXPECT_EQ(ev.score_names, (std::vector<std::string>{"gpufit", "balance", "fgd"}));
 }
 
 // A plugin that returns an out-of-range score is caught by the runner.

@@ -239,7 +239,7 @@ class Simulation {
     // The extender learns the GPU workload from the pods it filters (fgd's `tasks:
     // learned`); here each pod as it arrives, which is when its first cycle comes.
     learns_workload_ = scheduler_.extender() && ReadsLearnedWorkload(policy_.tidal);
-    if (learns_workload_) scheduler_.extender()->SetLearnedWorkload(&workload_);
+    if (scheduler_.extender()) scheduler_.extender()->SetLearnedWorkload(&workload_);
     if (scheduler_.extender() && policy_.tidal.memory_learning.enabled) {
       learner_ = std::make_unique<MemoryLearner>(policy_.tidal.memory_learning);
       scheduler_.extender()->SetLearnedMemory(learner_.get());
@@ -560,6 +560,9 @@ class Simulation {
         failed.push_back(t.cls);
         continue;
       }
+      // Tidal's device plugin gave the named GPUs: the extender sees the pod's
+      // tidal.io/gpus-allocated.
+      if (GivesNamedGpus(choice->named_gpus)) workload_.NoteGpuChoiceCarriedOut();
       Bind(t, choice->node, gpus, choice->named_gpus,
            choice->memory_need_per_gpu.value_or(t.estimate));
       views[choice->node] = View(choice->node);
@@ -572,7 +575,7 @@ class Simulation {
   // replicas of the least-shared GPUs by what the node really holds.
   bool GiveGpus(const Task& t, int node, const std::vector<int>& named,
                 std::vector<int>* gpus) const {
-    if (!named.empty() && !policy_.stock_device_plugin) {
+    if (GivesNamedGpus(named)) {
       *gpus = named;
       return true;
     }
@@ -581,6 +584,10 @@ class Simulation {
     if (!given) return false;
     *gpus = std::move(*given);
     return true;
+  }
+
+  bool GivesNamedGpus(const std::vector<int>& named) const {
+    return !named.empty() && !policy_.stock_device_plugin;
   }
 
   // Replicas held per GPU on the node: what its device plugin counts.

@@ -150,6 +150,8 @@ class Extender {
   // The GPU workload learned from the pods filtered so far (fgd's `tasks: learned`;
   // nothing is learned when no plugin reads it).
   const WorkloadLearner& learned_workload() const { return workload_; }
+  // A pod was given the GPUs Tidal chose (KubeSync::OnGpuChoiceCarriedOut).
+  void NoteGpuChoiceCarriedOut() { workload_.NoteGpuChoiceCarriedOut(); }
   // Pods remembered as learned, by UID (namespace/name without one): a pod
   // filtered again (kube-scheduler retries pending pods) counts once while it is
   // among the last this many.

@@ -29,6 +29,12 @@ class KubeSync {
   KubeSync(NodeCatalog& catalog, InFlight* inflight, std::shared_ptr<spdlog::logger> log,
            PodPeakTracker* peaks = nullptr, NvlinkDetection nvlink = {});
 
+  // Called (from the pod watch, with the sync's lock held: keep it short) for each
+  // bound pod that carries tidal.io/gpus-allocated, the mark Tidal's device
+  // plugin leaves on a pod it gave the GPUs the scheduler named. Set before the
+  // informers start.
+  void OnGpuChoiceCarriedOut(std::function<void()> f) { on_carried_out_ = std::move(f); }
+
   kube::InformerHandler& node_handler() { return nodes_; }
   kube::InformerHandler& pod_handler() { return pods_; }
 
@@ -79,6 +85,7 @@ class KubeSync {
   std::shared_ptr<spdlog::logger> log_;
   PodPeakTracker* peaks_;
   NvlinkDetection nvlink_;
+  std::function<void()> on_carried_out_;
   NodeHandler nodes_{*this};
   PodHandler pods_{*this};
   mutable std::mutex mu_;

@@ -8,6 +8,7 @@
 //   fitting GPUs), and otherwise the free share of the GPUs that each have less
 //   than m's per-GPU request.
 // Implemented in src/policy/plugins/fgd/ (fgd.cc, fgd_args.cc).
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -120,8 +121,16 @@ class WorkloadLearner {
   // What is learned so far; null before the first GPU pod.
   std::shared_ptr<const TargetWorkload> Current() const;
   std::uint64_t pods_seen() const;
+  // Whether the scheduler's GPU choice is what the nodes give: true once a pod's
+  // GPUs were given out as the scheduler named them (the extender: a bound pod
+  // carrying tidal.io/gpus-allocated, written by Tidal's device plugin; the seed
+  // simulator: its model of that plugin). It never turns false again: a cluster
+  // does not stop running its device plugin between two pods.
+  void NoteGpuChoiceCarriedOut() { carried_out_.store(true, std::memory_order_relaxed); }
+  bool GpuChoiceCarriedOut() const { return carried_out_.load(std::memory_order_relaxed); }
 
  private:
+  std::atomic<bool> carried_out_{false};
   mutable std::mutex mu_;
   TaskTypeLearner learner_;
   double popularity_pct_;

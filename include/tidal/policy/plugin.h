@@ -46,6 +46,10 @@ struct CycleState {
   // The GPU workload learned from the pods seen so far (WorkloadLearner), for the
   // fgd plugin's `tasks: learned`; null when nothing learns or nothing is learned yet.
   std::shared_ptr<const TargetWorkload> workload;
+  // The nodes give a pod the GPUs the scheduler chose
+  // (WorkloadLearner::GpuChoiceCarriedOut): where they do not, a GPU-level
+  // packing decision is not carried out (fgd's onlyWithTidalDevicePlugin).
+  bool gpu_choice_carried_out = false;
 };
 
 // Per-node data produced by filters and read by scorers (the chosen GPUs).

@@ -23,6 +23,9 @@ struct PluginEntry {
   PluginFactory make;
   bool default_enabled = false;  // part of Tidal's default profile
   double default_weight = 1;
+  // Its args in the default profile (YAML text; empty: the plugin's defaults). A
+  // config that names the plugin gives its own args.
+  std::string default_args;
 };
 
 const std::vector<PluginEntry>& Registry();

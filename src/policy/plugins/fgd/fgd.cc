@@ -86,6 +86,7 @@ double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks) 
 Fgd::Fgd(FgdArgs args) : args_(std::move(args)), configured_(args_.tasks) {}
 
 bool Fgd::SkipsScore(const CycleState& cycle) const {
+  if (Idle(cycle)) return true;
   return WorkloadOf(cycle).one_whole_gpu && args_.tie_break == FgdTieBreak::kNone &&
          !SharesGpu(*cycle.pod);
 }
@@ -127,7 +128,7 @@ double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, d
 
 Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratch& scratch) const {
   const PodDemand& pod = *cycle.pod;
-  if (pod.gpu_count <= 0) return Status::Fits();
+  if (pod.gpu_count <= 0 || Idle(cycle)) return Status::Fits();
   // No GPU known here (a node without metrics in the extender): whether the pod
   // fits is for the fit plugins (gpufit, milligpu) to judge, not the measure.
   if (node.gpus.empty()) return Status::Fits();
@@ -162,6 +163,7 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
 double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
                      const NodeScratch& scratch) const {
   const PodDemand& pod = *cycle.pod;
+  if (Idle(cycle)) return 50;  // skipped (SkipsScore): not part of the mean
   if (node.gpus.empty() && pod.gpu_count > 0) return 50;  // no GPU known: nothing to say
   GpuSet gpus = scratch.placed ? scratch.gpus : PickGpus(node, pod, GpuPick::kBestFit);
   const TargetWorkload& workload = WorkloadOf(cycle);

@@ -23,7 +23,8 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   // (the default), a pod that shares no GPU changes no node's fragmentation, so
   // every node would score 50; left out of the weighted mean instead of
   // pulling every node's score towards 50 (which moves the extender's 0–10
-  // priorities). Not with tieBreak: pack, whose term differs per node.
+  // priorities). Not with tieBreak: pack, whose term differs per node. Also
+  // skipped while Idle.
   bool SkipsScore(const CycleState& cycle) const override;
   // The score of placing the pod on `gpus` of the node, for `workload`.
   double ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, double before,
@@ -31,6 +32,11 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   const FgdArgs& args() const { return args_; }
 
  private:
+  // onlyWithTidalDevicePlugin and no GPU choice seen carried out yet: every node
+  // passes, the pod is skipped.
+  bool Idle(const CycleState& cycle) const {
+    return args_.only_with_tidal_device_plugin && !cycle.gpu_choice_carried_out;
+  }
   // The cycle's learned workload (tasks: learned, once something is learned), or the args'.
   const TargetWorkload& WorkloadOf(const CycleState& cycle) const {
     return args_.learned && cycle.workload && !cycle.workload->tasks.empty() ? *cycle.workload

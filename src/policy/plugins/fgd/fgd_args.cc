@@ -20,7 +20,11 @@ FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigEr
   FgdArgs defaults{{FgdTask{0, 1, 1000, {}, 1.0}}};
   if (!node || node.IsNull()) return defaults;
   if (!IsMap(node, path, errors)) return a;
-  CheckKeys(node, path, {"tasks", "tieBreak", "scoreStep", "wholeGpuScoreStep"}, errors);
+  CheckKeys(node, path,
+            {"tasks", "tieBreak", "scoreStep", "wholeGpuScoreStep", "onlyWithTidalDevicePlugin"},
+            errors);
+  ReadBool(node, path, "onlyWithTidalDevicePlugin", &a.only_with_tidal_device_plugin, errors);
+  defaults.only_with_tidal_device_plugin = a.only_with_tidal_device_plugin;
   ReadInt(node, path, "scoreStep", &a.score_step, errors);
   defaults.score_step = a.score_step;
   ReadInt(node, path, "wholeGpuScoreStep", &a.whole_gpu_score_step, errors);

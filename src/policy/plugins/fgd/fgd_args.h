@@ -23,6 +23,11 @@ struct FgdArgs {
   // GPU pods it sees (WorkloadLearner), not a list in the config.
   bool learned = false;
   FgdTieBreak tie_break = FgdTieBreak::kNone;
+  // Filter and score only once the nodes are seen to give pods the GPUs the
+  // scheduler chose (CycleState::gpu_choice_carried_out: Tidal's device plugin
+  // runs); before that the plugin passes every node and skips every pod. Packing
+  // pods onto partly used GPUs is only safe where the chosen GPU is the one given.
+  bool only_with_tidal_device_plugin = false;
   // The truncated score rounded down to a multiple of this: 1 is the paper's
   // FGD; more leaves more equal scores to the scheduler's tie order.
   int score_step = 1;

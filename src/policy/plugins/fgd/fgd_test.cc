@@ -459,6 +459,51 @@ TEST(Fgd, ANodeWithoutKnownGpusIsLeftToTheFitPlugins) {
   EXPECT_EQ(fgd.FilterOne(cycle, full, on_full).code(), Code::kUnfit);
 }
 
+// onlyWithTidalDevicePlugin: until the cycle says the nodes give pods the GPUs
+// the scheduler chose, the plugin passes every node (even one it would reject)
+// and is skipped; then it filters and scores as in LearnedTasksComeFromTheCycle.
+TEST(Fgd, OnlyWithTidalDevicePluginWaitsForACarriedOutChoice) {
+  const auto learned = std::make_shared<const TargetWorkload>(
+      std::vector<FgdTask>{{0, 1, 1000, {}, 0.5}, {0, 4, 1000, {}, 0.5}});
+  struct Case {
+    const char* name;
+    const char* args;
+    bool carried_out;
+    bool skips, full_fits;
+    double used, empty;  // scores
+  };
+  const Case cases[] = {
+      {"not seen carried out", "{tasks: learned, onlyWithTidalDevicePlugin: true}", false, true,
+       true, 50, 50},
+      {"seen carried out", "{tasks: learned, onlyWithTidalDevicePlugin: true}", true, false, false,
+       62, 18},
+      {"without the arg, whatever the cycle says", "{tasks: learned}", false, false, false, 62, 18},
+  };
+  const NodeState used =
+      NodeBuilder("used").MilliFree({0, 1000, 1000, 1000}).Resources(8000, 64 * kGi).Build();
+  const NodeState empty =
+      NodeBuilder("empty").MilliFree({1000, 1000, 1000, 1000}).Resources(8000, 64 * kGi).Build();
+  const NodeState full =
+      NodeBuilder("full").MilliFree({0, 0, 0, 0}).Resources(8000, 64 * kGi).Build();
+  const PodDemand pod = PodBuilder().Milli(1, 1000).Requests(1000, kGi).Build();
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ConfigErrors errors;
+    const Fgd fgd(FgdArgs::Parse(YAML::Load(tc.args), "fgd", errors));
+    ASSERT_TRUE(errors.items().empty());
+    CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+    cycle.workload = learned;
+    cycle.gpu_choice_carried_out = tc.carried_out;
+    EXPECT_EQ(fgd.SkipsScore(cycle), tc.skips);
+    NodeScratch on_used, on_empty, on_full;
+    ASSERT_TRUE(fgd.FilterOne(cycle, used, on_used).ok());
+    ASSERT_TRUE(fgd.FilterOne(cycle, empty, on_empty).ok());
+    EXPECT_EQ(fgd.FilterOne(cycle, full, on_full).ok(), tc.full_fits);
+    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, used, on_used), tc.used);
+    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, empty, on_empty), tc.empty);
+  }
+}
+
 // The learner a scheduler runs: GPU pods only, published for readers, bounded.
 TEST(Fgd, WorkloadLearnerLearnsGpuPodsOnly) {
   WorkloadLearner learner(/*half_life_pods=*/0, /*max_types=*/2);
@@ -484,6 +529,10 @@ TEST(Fgd, WorkloadLearnerLearnsGpuPodsOnly) {
   w = learner.Current();
   EXPECT_EQ(w->tasks.size(), 2u);
   EXPECT_EQ(learner.pods_seen(), 5u);
+  // Whether GPU choices are carried out is noted apart from the pods learned.
+  EXPECT_FALSE(learner.GpuChoiceCarriedOut());
+  learner.NoteGpuChoiceCarriedOut();
+  EXPECT_TRUE(learner.GpuChoiceCarriedOut());
 }
 
 TEST(Fgd, Args) {
@@ -512,6 +561,10 @@ TEST(Fgd, Args) {
        {"a.tieBreak: \"fullest\" (expected none or pack)"}},
       {"empty list", "{tasks: []}", {"a.tasks: empty (expected the target workload's task types)"}},
       {"learned", "{tasks: learned, wholeGpuScoreStep: 3}", {}},
+      {"only with Tidal's device plugin", "{tasks: learned, onlyWithTidalDevicePlugin: true}", {}},
+      {"only with Tidal's device plugin: not a bool",
+       "{onlyWithTidalDevicePlugin: yes please}",
+       {"a.onlyWithTidalDevicePlugin: expected true or false"}},
       {"another word",
        "{tasks: learn}",
        {"a.tasks: expected learned or a list of {cpuMilli, gpus, gpuMilli, models, weight}",
