@@ -26,6 +26,7 @@ CPU each process used. The pods are deleted between runs.
 
 Usage: bench/scheduler-throughput.py [--nodes 1000] [--pods 2000] [--rounds 2]
            [--build build/release] [--out FILE.json] [--profiles alone,null,filter,bind]
+           [--device-plugin-mark] [--two-gpu-every N]
 KUBE_BIN_DIR as for the e2e tests."""
 import argparse
 import concurrent.futures
@@ -185,12 +186,23 @@ class ApiConnection:
         return json.loads(data) if data else {}
 
 
-def bench_pod(name):
+def bench_pod(name, gpus=1):
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "annotations": {"ai.gpu-memory": "4Gi"}},
             "spec": {"schedulerName": SCHEDULER_NAME,
                      "containers": [{"name": "c", "image": "registry.example/train:1",
-                                     "resources": {"limits": {GPU_RESOURCE: "1"}}}]}}
+                                     "resources": {"limits": {GPU_RESOURCE: str(gpus)}}}]}}
+
+
+def mark_device_plugin(cluster, node):
+    """One pod in `default`, bound to `node` and marked as Tidal's device plugin marks
+    a pod it gave the GPUs named (tidal.io/gpus-allocated): from then on the default
+    profile's fgd (onlyWithTidalDevicePlugin) filters and scores. It stays for the
+    whole invocation (only the test namespace's pods are deleted between runs)."""
+    pod = bench_pod("tidal-device-plugin-mark")
+    pod["metadata"]["annotations"].update({"tidal.io/gpus": "0", "tidal.io/gpus-allocated": "0"})
+    pod["spec"]["nodeName"] = node
+    ApiConnection(cluster).call("POST", "/api/v1/namespaces/default/pods", pod)
 
 
 class BindWatch:
@@ -265,7 +277,7 @@ def scheduled_total(samples):
                if k.startswith("scheduler_schedule_attempts_total{") and 'result="scheduled"' in k)
 
 
-def run_profile(cluster, tools, profile, pods, run):
+def run_profile(cluster, tools, profile, pods, run, two_gpu_every=0):
     cluster.start_scheduler(profile_config(tools, cluster, profile, run))
     api = ApiConnection(cluster)
     listing = api.call("GET", f"/api/v1/namespaces/{TEST_NAMESPACE}/pods?limit=1")
@@ -289,7 +301,9 @@ def run_profile(cluster, tools, profile, pods, run):
     def create(chunk):
         conn = ApiConnection(cluster)
         for name in chunk:
-            conn.call("POST", f"/api/v1/namespaces/{TEST_NAMESPACE}/pods", bench_pod(name))
+            i = int(name.rsplit("-", 1)[1])
+            gpus = 2 if two_gpu_every and i % two_gpu_every == two_gpu_every - 1 else 1
+            conn.call("POST", f"/api/v1/namespaces/{TEST_NAMESPACE}/pods", bench_pod(name, gpus))
 
     with concurrent.futures.ThreadPoolExecutor(CLIENT_THREADS) as pool:
         list(pool.map(create, [names[i::CLIENT_THREADS] for i in range(CLIENT_THREADS)]))
@@ -347,6 +361,12 @@ def main():
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--profiles", default=",".join(PROFILES),
                         help="which profiles to run, in this order each round (alone first)")
+    parser.add_argument("--device-plugin-mark", action="store_true",
+                        help="first bind one pod marked as Tidal's device plugin marks the pods "
+                        "it gave their GPUs, so that the policy's fgd acts")
+    parser.add_argument("--two-gpu-every", type=int, default=0, metavar="N",
+                        help="every Nth pod requests 2 GPUs (0: every pod 1): more than one "
+                        "task type for fgd's learned workload")
     args = parser.parse_args()
     profiles = tuple(p for p in args.profiles.split(",") if p)
     if not profiles or profiles[0] != "alone" or any(p not in PROFILES for p in profiles):
@@ -371,9 +391,12 @@ def main():
         cluster.start()
         print(f"{args.nodes} nodes × {GPUS_PER_NODE} GPUs, {args.pods} pods a run, "
               f"{args.rounds} rounds", flush=True)
+        if args.device_plugin_mark:
+            mark_device_plugin(cluster, next(iter(cluster.nodes)))
         for rnd in range(args.rounds):
             for profile in profiles:
-                r = run_profile(cluster, tools, profile, args.pods, len(results))
+                r = run_profile(cluster, tools, profile, args.pods, len(results),
+                                args.two_gpu_every)
                 r["round"] = rnd
                 results.append(r)
                 print(summary_line(r), flush=True)
