@@ -64,12 +64,18 @@ std::vector<std::string> Reasons(const Evaluation& ev, std::size_t i) {
 
 double IoLoad(const NodeState& n) { return StorageIoLoad(n.load.await_ms); }
 
-void PrintJson(const PodDemand& pod, const Evaluation& ev) {
+// Per score plugin: left out of the pod's weighted mean (SkipsScore), shown as such.
+using Skipped = std::vector<char>;
+
+void PrintJson(const PodDemand& pod, const Evaluation& ev, const Skipped& skipped) {
   nlohmann::ordered_json j;
   j["pod"] = pod.Key();
   j["best"] = ev.best >= 0 ? nlohmann::ordered_json(ev.nodes[ev.best].node->name) : nullptr;
   j["memoryNeedPerGpu"] = ev.pod_status.ok() ? FormatBytes(ev.cycle.memory_need_per_gpu) : "";
   j["usesNvlink"] = ev.cycle.uses_nvlink;
+  j["skippedScores"] = nlohmann::ordered_json::array();
+  for (std::size_t p = 0; p < ev.score_names.size(); ++p)
+    if (skipped[p]) j["skippedScores"].push_back(ev.score_names[p]);
   j["nodes"] = nlohmann::ordered_json::array();
   for (std::size_t i : Order(ev)) {
     const NodeResult& r = ev.nodes[i];
@@ -81,7 +87,7 @@ void PrintJson(const PodDemand& pod, const Evaluation& ev) {
     nlohmann::ordered_json scores = nlohmann::ordered_json::object();
     if (r.feasible())
       for (std::size_t p = 0; p < ev.score_names.size(); ++p)
-        scores[ev.score_names[p]] = Round2(ev.PluginScore(i, p));
+        if (!skipped[p]) scores[ev.score_names[p]] = Round2(ev.PluginScore(i, p));
     n["scores"] = scores;
     n["score"] = r.feasible() ? Round2(r.score) : 0.0;
     n["gpus"] = r.placed ? r.gpus.Indices() : std::vector<int>{};
@@ -95,7 +101,7 @@ void PrintJson(const PodDemand& pod, const Evaluation& ev) {
   std::cout << j.dump(2) << "\n";
 }
 
-void PrintTable(const PodDemand& pod, const Evaluation& ev) {
+void PrintTable(const PodDemand& pod, const Evaluation& ev, const Skipped& skipped) {
   std::cout << fmt::format("pod {}: {} GPU(s), {} per GPU{}, NVLink {}\n", pod.Key(), pod.gpu_count,
                            ev.pod_status.ok() ? FormatBytes(ev.cycle.memory_need_per_gpu) : "?",
                            pod.gpu_memory_declared ? " (declared)" : " (estimated)",
@@ -122,8 +128,9 @@ void PrintTable(const PodDemand& pod, const Evaluation& ev) {
                     std::string(CodeName(r.status.code())) + (n.metrics_known ? "" : "?"),
                     n.load.gpu_memory * 100, n.load.nvlink, n.load.await_ms, IoLoad(n));
     for (std::size_t p = 0; p < ev.score_names.size(); ++p)
-      line += r.feasible() ? fmt::format(" {:>10.2f}", ev.PluginScore(i, p))
-                           : fmt::format(" {:>10}", "-");
+      line += !r.feasible() ? fmt::format(" {:>10}", "-")
+              : skipped[p]  ? fmt::format(" {:>10}", "skip")
+                            : fmt::format(" {:>10.2f}", ev.PluginScore(i, p));
     std::string gpus;
     for (int g : r.gpus.Indices()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
     line += r.feasible() ? fmt::format(" {:>7.2f}", r.score) : fmt::format(" {:>7}", "-");
@@ -155,10 +162,13 @@ int RunExplain(const ExplainOptions& o) {
   RunOptions options;
   options.all_reasons = true;
   const Evaluation ev = runner.Evaluate(pod, nodes, options);
+  Skipped skipped(ev.score_names.size(), 0);
+  if (ev.pod_status.ok())
+    for (std::size_t p = 0; p < skipped.size(); ++p) skipped[p] = runner.SkipsScore(p, ev.cycle);
   if (o.output == "json")
-    PrintJson(pod, ev);
+    PrintJson(pod, ev, skipped);
   else
-    PrintTable(pod, ev);
+    PrintTable(pod, ev, skipped);
   return ev.best >= 0 ? kExitOk : kExitNoFit;
 }
 

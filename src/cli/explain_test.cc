@@ -91,6 +91,26 @@ TEST(Explain, BestNodeComesFirstAndScoresHaveTwoDecimals) {
   }
 }
 
+// A score plugin left out of the pod's weighted mean is named as skipped, not
+// shown with a score: the default profile's fgd until a pod is seen given the
+// GPUs Tidal named (never, for explain). The final score is the others' mean.
+TEST(Explain, SkippedScoresAreNamedAndLeftOut) {
+  const json j = Explain("pod-small.yaml");
+  EXPECT_EQ(j["skippedScores"], json::array({"fgd"}));
+  for (const auto& n : j["nodes"]) {
+    if (!n["feasible"].get<bool>()) continue;
+    EXPECT_FALSE(n["scores"].contains("fgd")) << n.dump();
+    const json& sc = n["scores"];
+    const double mean =
+        (sc["loadaware"].get<double>() + sc["gpufit"].get<double>() + sc["balance"].get<double>()) /
+        3;
+    EXPECT_NEAR(n["score"].get<double>(), mean, 0.01) << n.dump();
+  }
+  const CommandResult r = RunTidal("explain --pod " + Source("examples/explain/pod-small.yaml") +
+                                   " --nodes " + Source("examples/explain/nodes.yaml"));
+  EXPECT_NE(r.out.find(" skip "), std::string::npos) << r.out;
+}
+
 TEST(Explain, MalformedAnnotationIsUnresolvableEverywhere) {
   const json j = Explain("pod-bad-threshold.yaml", "", kNoNodeFits);
   EXPECT_TRUE(j["best"].is_null());

@@ -365,7 +365,9 @@ class SeedPlacer {
         two_stage_(cache_ && policy == "random"),
         lowest_name_(options.tie_break == FgdTieBreak::kLowestName),
         indexed_(options.indexed && cache_ && !two_stage_ && lowest_name_),
-        views_(std::move(views)),
+        input_slot_(IdentityOrder(views.size())),
+        views_(indexed_ ? StoreInTieOrder(std::move(views), &by_name, &input_slot_)
+                        : std::move(views)),
         by_name_(std::move(by_name)),
         node_frag_(views_.size()),
         node_version_(views_.size(), 1),
@@ -373,7 +375,9 @@ class SeedPlacer {
         tree_(views_.size()),
         tie_rng_(seed ^ 0x66676469ULL) {
     for (std::size_t n = 0; n < views_.size(); ++n)
-      frag_total_ += node_frag_[n] = NodeFragmentation(views_[n], tasks_);
+      node_frag_[n] = NodeFragmentation(views_[n], tasks_);
+    // Summed in the input's order, whatever the storage's: the same total to the bit.
+    for (std::size_t slot : input_slot_) frag_total_ += node_frag_[slot];
     for (std::size_t k = 0; k < by_name_.size(); ++k) rank_[by_name_[k]] = k;
     if (indexed_) seen_.assign(views_.size(), 0);
     records_.reserve(pods);
@@ -426,6 +430,30 @@ class SeedPlacer {
 
   // Measured on the four openb lists: 2, 3, 4, 8 and 16 candidates; 4 was best.
   static constexpr std::size_t kCandidates = 4;
+
+  static std::vector<std::size_t> IdentityOrder(std::size_t n) {
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    return order;
+  }
+
+  // indexed: the nodes stored in tie order, so that node index and tie position
+  // agree: the changed nodes, re-scored in index order, then walk the nodes'
+  // states (copied here in that order, GPUs included) and the max-trees' leaves
+  // forwards instead of at random (the seeded renaming permutes the tie order).
+  // Leaves *by_name the identity and `*input_slot` where each input node went.
+  static std::vector<NodeState> StoreInTieOrder(std::vector<NodeState> views,
+                                                std::vector<std::size_t>* by_name,
+                                                std::vector<std::size_t>* input_slot) {
+    std::vector<NodeState> stored;
+    stored.reserve(views.size());
+    for (std::size_t k = 0; k < by_name->size(); ++k) {
+      stored.push_back(views[(*by_name)[k]]);  // a copy: its GPUs allocated in order
+      (*input_slot)[(*by_name)[k]] = k;
+      (*by_name)[k] = k;
+    }
+    return stored;
+  }
 
   // Brings v's verdicts up to date for `pod`'s shape. indexed keeps, per shape,
   // only the GPUs chosen per node and the max-tree (whose leaves are the scores
@@ -670,6 +698,7 @@ class SeedPlacer {
   const Runner* runner_;
   const std::unique_ptr<Runner> fit_;  // two_stage: milligpu alone
   const bool cache_, two_stage_, lowest_name_, indexed_;
+  std::vector<std::size_t> input_slot_;  // per input node: its index in views_
   std::vector<NodeState> views_;
   const std::vector<std::size_t> by_name_;  // the tie order
   std::vector<double> node_frag_;

@@ -107,6 +107,11 @@ class Runner {
   // The GPU workload learned from the pods seen (fgd's `tasks: learned`); the
   // learner outlives the runner. Null: fgd uses its configured tasks.
   void SetLearnedWorkload(const WorkloadLearner* workload) { workload_ = workload; }
+  // Whether score plugin `score` (an index into Evaluation::score_names) was left
+  // out of the weighted mean for the cycle's pod (Plugin::SkipsScore).
+  bool SkipsScore(std::size_t score, const CycleState& cycle) const {
+    return scores_[score].plugin->SkipsScore(cycle);
+  }
 
  private:
   struct Score {
