@@ -48,10 +48,10 @@ Extender::Extender(PolicyConfig config, const ViewStore& store, const Clock& clo
   runners_.push_back(std::make_unique<Runner>(config_));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 1)));
   runners_.push_back(std::make_unique<Runner>(MakeFallbackRunner(config_, 2)));
-  // Every cycle reads whether GPU choices are carried out; only a profile whose
-  // fgd has `tasks: learned` learns the workload (a lock per filtered pod).
-  learns_workload_ = ReadsLearnedWorkload(config_);
-  for (auto& r : runners_) r->SetLearnedWorkload(&workload_);
+  const WorkloadLearnerUse use = UseOfWorkloadLearner(config_);
+  learns_workload_ = use.workload;
+  if (use.any())
+    for (auto& r : runners_) r->SetLearnedWorkload(&workload_);
   filter_instruments_ = InstrumentsFor("filter");
   prioritize_instruments_ = InstrumentsFor("prioritize");
   reused_answer_ = &metrics_->prioritize_reuse.With({"answer"});

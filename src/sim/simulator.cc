@@ -238,8 +238,9 @@ class Simulation {
       forecaster_ = std::make_unique<LoadForecaster>(policy_.tidal.load_forecast);
     // The extender learns the GPU workload from the pods it filters (fgd's `tasks:
     // learned`); here each pod as it arrives, which is when its first cycle comes.
-    learns_workload_ = scheduler_.extender() && ReadsLearnedWorkload(policy_.tidal);
-    if (scheduler_.extender()) scheduler_.extender()->SetLearnedWorkload(&workload_);
+    const WorkloadLearnerUse use = UseOfWorkloadLearner(policy_.tidal);
+    learns_workload_ = scheduler_.extender() && use.workload;
+    if (scheduler_.extender() && use.any()) scheduler_.extender()->SetLearnedWorkload(&workload_);
     if (scheduler_.extender() && policy_.tidal.memory_learning.enabled) {
       learner_ = std::make_unique<MemoryLearner>(policy_.tidal.memory_learning);
       scheduler_.extender()->SetLearnedMemory(learner_.get());

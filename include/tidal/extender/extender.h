@@ -245,7 +245,7 @@ class Extender {
   // Learns a filtered GPU pod's task type into workload_ unless it was learned already.
   void LearnWorkload(const PodDemand& pod);
   WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes};
-  bool learns_workload_ = false;  // a plugin reads it (ReadsLearnedWorkload)
+  bool learns_workload_ = false;  // a plugin reads it (UseOfWorkloadLearner)
   std::mutex learned_mu_;
   std::unordered_set<std::string> learned_pods_;
   std::deque<std::string> learned_order_;  // oldest first, at most kLearnedPods

@@ -198,13 +198,16 @@ std::uint64_t WorkloadLearner::pods_seen() const {
   return learner_.pods_seen();
 }
 
-bool ReadsLearnedWorkload(const PolicyConfig& config) {
+WorkloadLearnerUse UseOfWorkloadLearner(const PolicyConfig& config) {
+  WorkloadLearnerUse use;
   for (const PluginConfig& p : config.plugins) {
     if (!p.enabled || p.name != "fgd") continue;
     ConfigErrors ignored;  // the config was validated when it was loaded
-    if (FgdArgs::Parse(p.ArgsNode(), "fgd", ignored).learned) return true;
+    const FgdArgs args = FgdArgs::Parse(p.ArgsNode(), "fgd", ignored);
+    use.workload = use.workload || args.learned;
+    use.gpu_choices = use.gpu_choices || args.only_with_tidal_device_plugin;
   }
-  return false;
+  return use;
 }
 
 }  // namespace tidal

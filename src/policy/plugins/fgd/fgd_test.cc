@@ -400,7 +400,8 @@ TEST(Fgd, SkipsPodsItHasNothingToSayAbout) {
 // whole GPU (0.5) and four whole GPUs (0.5), no CPU. By hand: on "used" F goes
 // from 0.5 · 3000 (three GPUs free, too few for a 4-GPU task) to 0.5 · 2000, so
 // trunc(100 · sigmoid(0.5)) = 62; on "empty" from 0 to 0.5 · 3000, so
-// trunc(100 · sigmoid(-1.5)) = 18.
+// trunc(100 · sigmoid(-1.5)) = 18. Node "full" has no GPU free: rejected, unless
+// onlyWithTidalDevicePlugin keeps the plugin idle.
 TEST(Fgd, LearnedTasksComeFromTheCycle) {
   const auto learned = std::make_shared<const TargetWorkload>(
       std::vector<FgdTask>{{0, 1, 1000, {}, 0.5}, {0, 4, 1000, {}, 0.5}});
@@ -409,19 +410,30 @@ TEST(Fgd, LearnedTasksComeFromTheCycle) {
     const char* name;
     const char* args;
     std::shared_ptr<const TargetWorkload> workload;
-    bool skips;
+    bool carried_out;  // CycleState::gpu_choice_carried_out
+    bool skips, full_fits;
     double used, empty;  // scores
   };
+  const char* const waits = "{tasks: learned, onlyWithTidalDevicePlugin: true}";
   const Case cases[] = {
-      {"configured tasks: the cycle's are not read", "{}", learned, true, 50, 50},
-      {"learned, nothing learned yet", "{tasks: learned}", nullptr, true, 50, 50},
-      {"learned, an empty workload", "{tasks: learned}", nothing, true, 50, 50},
-      {"learned", "{tasks: learned}", learned, false, 62, 18},
+      {"configured tasks: the cycle's are not read", "{}", learned, true, true, false, 50, 50},
+      {"learned, nothing learned yet", "{tasks: learned}", nullptr, true, true, false, 50, 50},
+      {"learned, an empty workload", "{tasks: learned}", nothing, true, true, false, 50, 50},
+      {"learned", "{tasks: learned}", learned, true, false, false, 62, 18},
+      // onlyWithTidalDevicePlugin: until the cycle says the nodes give pods the
+      // GPUs chosen, every node passes (even one it would reject) and the pod is
+      // skipped; then as without it.
+      {"learned, no GPU choice seen carried out", waits, learned, false, true, true, 50, 50},
+      {"learned, GPU choices carried out", waits, learned, true, false, false, 62, 18},
+      {"without the arg, whatever the cycle says", "{tasks: learned}", learned, false, false, false,
+       62, 18},
   };
   const NodeState used =
       NodeBuilder("used").MilliFree({0, 1000, 1000, 1000}).Resources(8000, 64 * kGi).Build();
   const NodeState empty =
       NodeBuilder("empty").MilliFree({1000, 1000, 1000, 1000}).Resources(8000, 64 * kGi).Build();
+  const NodeState full =
+      NodeBuilder("full").MilliFree({0, 0, 0, 0}).Resources(8000, 64 * kGi).Build();
   const PodDemand pod = PodBuilder().Milli(1, 1000).Requests(1000, kGi).Build();
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
@@ -430,10 +442,12 @@ TEST(Fgd, LearnedTasksComeFromTheCycle) {
     ASSERT_TRUE(errors.items().empty());
     CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
     cycle.workload = tc.workload;
+    cycle.gpu_choice_carried_out = tc.carried_out;
     EXPECT_EQ(fgd.SkipsScore(cycle), tc.skips);
-    NodeScratch on_used, on_empty;
+    NodeScratch on_used, on_empty, on_full;
     ASSERT_TRUE(fgd.FilterOne(cycle, used, on_used).ok());
     ASSERT_TRUE(fgd.FilterOne(cycle, empty, on_empty).ok());
+    EXPECT_EQ(fgd.FilterOne(cycle, full, on_full).ok(), tc.full_fits);
     EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, used, on_used), tc.used);
     EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, empty, on_empty), tc.empty);
   }
@@ -457,51 +471,6 @@ TEST(Fgd, ANodeWithoutKnownGpusIsLeftToTheFitPlugins) {
   const NodeState full = NodeBuilder("full").MilliFree({0, 1000}).Resources(8000, 64 * kGi).Build();
   NodeScratch on_full;
   EXPECT_EQ(fgd.FilterOne(cycle, full, on_full).code(), Code::kUnfit);
-}
-
-// onlyWithTidalDevicePlugin: until the cycle says the nodes give pods the GPUs
-// the scheduler chose, the plugin passes every node (even one it would reject)
-// and is skipped; then it filters and scores as in LearnedTasksComeFromTheCycle.
-TEST(Fgd, OnlyWithTidalDevicePluginWaitsForACarriedOutChoice) {
-  const auto learned = std::make_shared<const TargetWorkload>(
-      std::vector<FgdTask>{{0, 1, 1000, {}, 0.5}, {0, 4, 1000, {}, 0.5}});
-  struct Case {
-    const char* name;
-    const char* args;
-    bool carried_out;
-    bool skips, full_fits;
-    double used, empty;  // scores
-  };
-  const Case cases[] = {
-      {"not seen carried out", "{tasks: learned, onlyWithTidalDevicePlugin: true}", false, true,
-       true, 50, 50},
-      {"seen carried out", "{tasks: learned, onlyWithTidalDevicePlugin: true}", true, false, false,
-       62, 18},
-      {"without the arg, whatever the cycle says", "{tasks: learned}", false, false, false, 62, 18},
-  };
-  const NodeState used =
-      NodeBuilder("used").MilliFree({0, 1000, 1000, 1000}).Resources(8000, 64 * kGi).Build();
-  const NodeState empty =
-      NodeBuilder("empty").MilliFree({1000, 1000, 1000, 1000}).Resources(8000, 64 * kGi).Build();
-  const NodeState full =
-      NodeBuilder("full").MilliFree({0, 0, 0, 0}).Resources(8000, 64 * kGi).Build();
-  const PodDemand pod = PodBuilder().Milli(1, 1000).Requests(1000, kGi).Build();
-  for (const Case& tc : cases) {
-    SCOPED_TRACE(tc.name);
-    ConfigErrors errors;
-    const Fgd fgd(FgdArgs::Parse(YAML::Load(tc.args), "fgd", errors));
-    ASSERT_TRUE(errors.items().empty());
-    CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
-    cycle.workload = learned;
-    cycle.gpu_choice_carried_out = tc.carried_out;
-    EXPECT_EQ(fgd.SkipsScore(cycle), tc.skips);
-    NodeScratch on_used, on_empty, on_full;
-    ASSERT_TRUE(fgd.FilterOne(cycle, used, on_used).ok());
-    ASSERT_TRUE(fgd.FilterOne(cycle, empty, on_empty).ok());
-    EXPECT_EQ(fgd.FilterOne(cycle, full, on_full).ok(), tc.full_fits);
-    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, used, on_used), tc.used);
-    EXPECT_DOUBLE_EQ(fgd.ScoreOne(cycle, empty, on_empty), tc.empty);
-  }
 }
 
 // The learner a scheduler runs: GPU pods only, published for readers, bounded.
