@@ -762,7 +762,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   if (lookahead) placing.cache_by_shape = true;  // it keeps the verdicts of two shapes
   SeedPlacer placer(placing, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
                     clone_of.size());
-  // load-aware-frag-learned learns as tidal serve does (WorkloadLearner's half-life and bound).
+  // load-aware-frag-learned learns as tidal serve does (WorkloadLearner's half-life, bound,
+  // popularity cut, GPU pods only).
   const bool as_serve = policy == "load-aware-frag-learned";
   TaskTypeLearner learner(as_serve ? kLearnedWorkloadHalfLifePods : options_.learn_half_life_pods,
                           as_serve ? kLearnedWorkloadMaxTypes : kLearnedTypesMax);
@@ -781,12 +782,15 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       placer.PlaceLookingAhead(pod, ToDemand(queued, queued.name, static_cast<int>(at + 1)), &run);
       continue;
     }
-    if (learned) {
+    // fgd-learned counts every pod, as FGD's workload from the list does;
+    // load-aware-frag-learned only those tidal serve's learner counts.
+    if (learned && (!as_serve || WorkloadLearner::Learns(pod))) {
       learner.Observe(pod);
       if (RelearnAfter(learner.pods_seen())) {
-        runner =
-            MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
-                            learner.Tasks(options_.popularity_pct), seed, options_.fgd_score_step);
+        runner = MakeTracePolicy(
+            policy, FgdPolicyNames(), "fgd-inflation",
+            learner.Tasks(as_serve ? kLearnedWorkloadPopularityPct : options_.popularity_pct), seed,
+            options_.fgd_score_step);
         placer.UsePolicy(*runner);
       }
     }

@@ -335,6 +335,38 @@ std::vector<traces::OpenbPod> FixturePods() {
       Csv::ReadFile(std::string(TIDAL_TESTDATA_DIR) + "/traces/openb/openb_pod_list_default.csv"));
 }
 
+// load-aware-frag-learned learns as tidal serve's WorkloadLearner does, from the
+// GPU pods only (fgd-learned, like FGD's workload from the list, counts every
+// pod). So CPU-only pods that take nothing a GPU pod needs (no CPU, no memory)
+// change none of its GPU pods' placements: not the task types learned, not when
+// it relearns. 600 GPU pods of the default list, in file order, with and without
+// such a pod after every third.
+TEST(FgdExperiment, ServesLearnedWorkloadLeavesOutCpuOnlyPods) {
+  std::vector<traces::OpenbPod> gpu_pods, with_cpu_pods;
+  for (const traces::OpenbPod& p : FixturePods()) {
+    if (p.gpus == 0) continue;
+    gpu_pods.push_back(p);
+    with_cpu_pods.push_back(p);
+    if (gpu_pods.size() % 3 == 0) {
+      traces::OpenbPod cpu_only;
+      cpu_only.name = "cpu-only-" + p.name;
+      with_cpu_pods.push_back(cpu_only);
+    }
+    if (gpu_pods.size() == 600) break;
+  }
+  auto gpu_placements = [](const FgdSeedRun& run, const std::vector<traces::OpenbPod>& list) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (list[i].gpus > 0) out.push_back(run.placement[i]);
+    return out;
+  };
+  const FgdExperiment plain(FixtureNodes(), gpu_pods, InFileOrderByName());
+  const FgdExperiment mixed(FixtureNodes(), with_cpu_pods, InFileOrderByName());
+  const std::string policy = "load-aware-frag-learned";
+  EXPECT_EQ(gpu_placements(mixed.Run(policy, 42), with_cpu_pods),
+            gpu_placements(plain.Run(policy, 42), gpu_pods));
+}
+
 // Re-scoring only changed nodes per pod shape must not change a single decision.
 // With one task type in the list, what fgd-learned has learned after the first
 // pod is the list's workload exactly: the same placements as fgd.

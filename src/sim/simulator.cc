@@ -677,7 +677,8 @@ class Simulation {
   KubeScheduler scheduler_;
   std::unique_ptr<LoadForecaster> forecaster_;
   std::unique_ptr<MemoryLearner> learner_;
-  WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes};
+  WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes,
+                            kLearnedWorkloadPopularityPct};
   bool learns_workload_ = false;
   bool cycle_requested_ = false;
   int done_ = 0, oom_kills_ = 0, starts_ = 0, evictions_ = 0;

@@ -182,7 +182,7 @@ WorkloadLearner::WorkloadLearner(double half_life_pods, std::size_t max_types,
     : learner_(half_life_pods, max_types), popularity_pct_(popularity_pct) {}
 
 void WorkloadLearner::Observe(const PodDemand& pod) {
-  if (pod.gpu_count <= 0) return;
+  if (!Learns(pod)) return;
   std::lock_guard<std::mutex> lock(mu_);
   learner_.Observe(pod);
   current_ = std::make_shared<const TargetWorkload>(learner_.Tasks(popularity_pct_));

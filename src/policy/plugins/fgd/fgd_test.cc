@@ -475,7 +475,7 @@ TEST(Fgd, ANodeWithoutKnownGpusIsLeftToTheFitPlugins) {
 
 // The learner a scheduler runs: GPU pods only, published for readers, bounded.
 TEST(Fgd, WorkloadLearnerLearnsGpuPodsOnly) {
-  WorkloadLearner learner(/*half_life_pods=*/0, /*max_types=*/2);
+  WorkloadLearner learner(/*half_life_pods=*/0, /*max_types=*/2, /*popularity_pct=*/95);
   EXPECT_EQ(learner.Current(), nullptr);
   learner.Observe(PodBuilder().Requests(2000, kGi).Build());  // CPU only
   EXPECT_EQ(learner.Current(), nullptr);
