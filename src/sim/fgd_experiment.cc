@@ -742,9 +742,7 @@ bool RelearnAfter(std::uint64_t pods_seen, std::uint64_t every) {
   return pods_seen % every == 0;
 }
 
-std::uint64_t RelearnEvery(std::size_t nodes) {
-  return std::max<std::uint64_t>(1024, nodes);
-}
+std::uint64_t RelearnEvery(std::size_t nodes) { return std::max<std::uint64_t>(1024, nodes); }
 
 }  // namespace
 
