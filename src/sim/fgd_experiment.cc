@@ -732,17 +732,15 @@ std::string CopyName(const traces::OpenbPod& listed, int copy) {
 }
 
 // fgd-learned relearns its target workload after the 1st, 2nd, 4th, … 1024th
-// pod, often while little is known, then every `every` pods. Each relearning
-// re-scores every node for the shapes that follow, so `every` is at least the
-// cluster's node count: relearnings then cost work in proportion to the pods, and
-// 16 copies of openb no longer take 232x the time of one (every 1024 pods).
-bool RelearnAfter(std::uint64_t pods_seen, std::uint64_t every) {
+// pod, often while little is known, then every time as many pods have arrived as
+// the cluster has nodes (at least 1024). Each relearning re-scores every node for
+// the shapes that follow, so relearnings then cost work in proportion to the pods:
+// at every 1024 pods, 16 copies of openb took 232x the time of one.
+bool RelearnAfter(std::uint64_t pods_seen, std::size_t nodes) {
   constexpr std::uint64_t kDoubling = 1024;
   if (pods_seen <= kDoubling) return (pods_seen & (pods_seen - 1)) == 0;
-  return pods_seen % every == 0;
+  return pods_seen % std::max<std::uint64_t>(kDoubling, nodes) == 0;
 }
-
-std::uint64_t RelearnEvery(std::size_t nodes) { return std::max<std::uint64_t>(1024, nodes); }
 
 }  // namespace
 
@@ -791,7 +789,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     // load-aware-frag-learned only those tidal serve's learner counts.
     if (learned && (!as_serve || WorkloadLearner::Learns(pod))) {
       learner.Observe(pod);
-      if (RelearnAfter(learner.pods_seen(), RelearnEvery(nodes_.size()))) {
+      if (RelearnAfter(learner.pods_seen(), nodes_.size())) {
         runner = MakeTracePolicy(
             policy, FgdPolicyNames(), "fgd-inflation",
             learner.Tasks(as_serve ? kLearnedWorkloadPopularityPct : options_.popularity_pct), seed,

@@ -677,8 +677,7 @@ class Simulation {
   KubeScheduler scheduler_;
   std::unique_ptr<LoadForecaster> forecaster_;
   std::unique_ptr<MemoryLearner> learner_;
-  WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes,
-                            kLearnedWorkloadPopularityPct};
+  WorkloadLearner workload_;
   bool learns_workload_ = false;
   bool cycle_requested_ = false;
   int done_ = 0, oom_kills_ = 0, starts_ = 0, evictions_ = 0;

@@ -244,8 +244,7 @@ class Extender {
 
   // Learns a filtered GPU pod's task type into workload_ unless it was learned already.
   void LearnWorkload(const PodDemand& pod);
-  WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes,
-                            kLearnedWorkloadPopularityPct};
+  WorkloadLearner workload_;
   bool learns_workload_ = false;  // a plugin reads it (UseOfWorkloadLearner)
   std::mutex learned_mu_;
   std::unordered_set<std::string> learned_pods_;

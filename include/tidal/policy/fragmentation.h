@@ -106,6 +106,15 @@ struct TargetWorkload {
   bool one_whole_gpu = false;
 };
 
+// What the extender and the seed simulator learn with: a pod seen 1000 GPU pods
+// before the newest counts half, at most 256 task types kept, and the heaviest
+// types covering 99 % of the weight scored for (FGD's 95 % cut, measured on the
+// openb lists in docs/traces.md, lost 0.2 points on the default list: a learned
+// workload's rarer types are still worth keeping).
+inline constexpr double kLearnedWorkloadHalfLifePods = 1000;
+inline constexpr std::size_t kLearnedWorkloadMaxTypes = 256;
+inline constexpr double kLearnedWorkloadPopularityPct = 99;
+
 // The target workload a running scheduler learns from the GPU pods it sees (the
 // fgd plugin's `tasks: learned`): a TaskTypeLearner with a half-life and a bound
 // on the types kept, published for concurrent readers. Observe is called by the
@@ -115,6 +124,10 @@ struct TargetWorkload {
 class WorkloadLearner {
  public:
   WorkloadLearner(double half_life_pods, std::size_t max_types, double popularity_pct);
+  // As the extender and the seed simulator learn (the constants above).
+  WorkloadLearner()
+      : WorkloadLearner(kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes,
+                        kLearnedWorkloadPopularityPct) {}
   // Learns one pod if Learns(pod).
   void Observe(const PodDemand& pod);
   // Pods without GPUs are not part of the GPU workload (a cluster's many CPU pods
@@ -138,14 +151,5 @@ class WorkloadLearner {
   double popularity_pct_;
   std::shared_ptr<const TargetWorkload> current_;
 };
-
-// What the extender and the seed simulator learn with: a pod seen 1000 GPU pods
-// before the newest counts half, at most 256 task types kept, and the heaviest
-// types covering 99 % of the weight scored for (FGD's 95 % cut, measured on the
-// openb lists in docs/traces.md, lost 0.2 points on the default list: a learned
-// workload's rarer types are still worth keeping).
-inline constexpr double kLearnedWorkloadHalfLifePods = 1000;
-inline constexpr std::size_t kLearnedWorkloadMaxTypes = 256;
-inline constexpr double kLearnedWorkloadPopularityPct = 99;
 
 }  // namespace tidal

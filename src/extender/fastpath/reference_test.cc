@@ -170,8 +170,7 @@ class Reference {
   PolicyConfig config_;
   std::vector<std::unique_ptr<Runner>> runners_;
   // The GPU workload learned from the filters seen, each pod once (by UID).
-  mutable WorkloadLearner workload_{kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes,
-                                    kLearnedWorkloadPopularityPct};
+  mutable WorkloadLearner workload_;
   mutable std::set<std::string> learned_;
 };
 
