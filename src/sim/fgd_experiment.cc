@@ -383,6 +383,8 @@ class SeedPlacer {
     records_.reserve(pods);
   }
 
+  const std::vector<NodeState>& views() const { return views_; }
+
   // Places `pod` (or fails it) and records the cluster after it.
   void Place(const PodDemand& pod, FgdSeedRun* run) {
     ShapeVerdicts* v = VerdictsOf(pod);
@@ -790,10 +792,11 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     if (learned && (!as_serve || WorkloadLearner::Learns(pod))) {
       learner.Observe(pod);
       if (RelearnAfter(learner.pods_seen(), nodes_.size())) {
-        runner = MakeTracePolicy(
-            policy, FgdPolicyNames(), "fgd-inflation",
-            learner.Tasks(as_serve ? kLearnedWorkloadPopularityPct : options_.popularity_pct), seed,
-            options_.fgd_score_step);
+        std::vector<FgdTask> learned_tasks = WeighByScarcity(
+            learner.Tasks(as_serve ? kLearnedWorkloadPopularityPct : options_.popularity_pct),
+            placer.views(), options_.scarcity_exponent);
+        runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", learned_tasks, seed,
+                                 options_.fgd_score_step);
         placer.UsePolicy(*runner);
       }
     }

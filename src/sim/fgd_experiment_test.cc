@@ -367,6 +367,27 @@ TEST(FgdExperiment, ServesLearnedWorkloadLeavesOutCpuOnlyPods) {
             gpu_placements(plain.Run(policy, 42), gpu_pods));
 }
 
+// --fgd-scarcity weighs the learning policies' learned task types by the nodes
+// each fits on (WeighByScarcity, tested by hand in fgd_test.cc) at each
+// relearning: it changes their choices on a full cluster and leaves FGD's
+// workload from the list alone.
+TEST(FgdExperiment, ScarcityWeighsOnlyTheLearnedWorkload) {
+  auto nodes = FixtureNodes();
+  nodes.resize(100);
+  auto pods = FixturePods();
+  pods.resize(1200);
+  FgdOptions scarce = InFileOrderByName();
+  scarce.scarcity_exponent = 1;
+  const FgdExperiment plain(nodes, pods, InFileOrderByName()), weighed(nodes, pods, scarce);
+  for (const std::string policy : {"fgd-learned", "load-aware-frag-learned"}) {
+    SCOPED_TRACE(policy);
+    const FgdSeedRun a = plain.Run(policy, 42), b = weighed.Run(policy, 42);
+    EXPECT_GT(a.failed, 0);  // full: the choices matter
+    EXPECT_NE(a.placement, b.placement);
+  }
+  EXPECT_EQ(plain.Run("fgd", 42).placement, weighed.Run("fgd", 42).placement);
+}
+
 // Re-scoring only changed nodes per pod shape must not change a single decision.
 // With one task type in the list, what fgd-learned has learned after the first
 // pod is the list's workload exactly: the same placements as fgd.

@@ -95,6 +95,19 @@ class TaskTypeLearner {
   std::uint64_t pods_seen_ = 0;
 };
 
+// The nodes on which one pod of `task` fits now: the CPU it asks for is left, its
+// GPU models accept the node's and enough GPUs each have its share free (a
+// CPU-only task: the CPU alone).
+std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState> nodes);
+
+// The target workload weighed by scarcity: each task type's weight divided by
+// (the nodes it fits on now)^exponent (at least one node), then re-normalised.
+// FGD weighs a fragment by how often its task type arrives; a type that fits on
+// a few nodes loses more when one of them is broken than a type that fits
+// almost anywhere. 0: the weights unchanged.
+std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks, std::span<const NodeState> nodes,
+                                     double exponent);
+
 // A target workload ready to score with: its task types and which of them accept
 // each GPU model.
 struct TargetWorkload {

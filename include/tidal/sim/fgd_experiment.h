@@ -62,6 +62,10 @@ struct FgdOptions {
   // fgd-learned: a pod seen this many pods before the newest counts half as much
   // in the learned workload (0: no decay).
   double learn_half_life_pods = 0;
+  // The learning policies (fgd-learned, load-aware-frag-learned): at each
+  // relearning, each learned task type's weight is divided by (the nodes it fits
+  // on)^this (WeighByScarcity); 0: by popularity only, as FGD.
+  double scarcity_exponent = 0;
   // The fgd plugin's scoreStep for the FGD policies: 1 is the paper's score.
   int fgd_score_step = 1;
   bool shuffle = true;         // off: the file's order (tests)

@@ -170,6 +170,36 @@ std::vector<FgdTask> TaskTypeLearner::Tasks(double popularity_pct) const {
   return out;
 }
 
+std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState> nodes) {
+  std::size_t fitting_nodes = 0;
+  for (const NodeState& node : nodes) {
+    if (CpuLeft(node) < task.cpu_milli) continue;
+    if (task.gpus == 0) {
+      ++fitting_nodes;
+      continue;
+    }
+    if (!ModelAccepted(task.models, NodeGpuModel(node))) continue;
+    int fitting_gpus = 0;
+    for (const Gpu& gpu : node.gpus) fitting_gpus += gpu.milli_free >= task.gpu_milli ? 1 : 0;
+    if (fitting_gpus >= task.gpus) ++fitting_nodes;
+  }
+  return fitting_nodes;
+}
+
+std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks, std::span<const NodeState> nodes,
+                                     double exponent) {
+  if (exponent == 0 || tasks.empty()) return tasks;
+  double total = 0;
+  for (FgdTask& task : tasks) {
+    const double supply = static_cast<double>(std::max<std::size_t>(1, NodesFitting(task, nodes)));
+    task.weight /= std::pow(supply, exponent);
+    total += task.weight;
+  }
+  if (total > 0)
+    for (FgdTask& task : tasks) task.weight /= total;
+  return tasks;
+}
+
 TargetWorkload::TargetWorkload(std::vector<FgdTask> task_types)
     : tasks(std::move(task_types)), models(tasks) {
   one_whole_gpu = std::all_of(tasks.begin(), tasks.end(), [](const FgdTask& t) {

@@ -504,6 +504,51 @@ TEST(Fgd, WorkloadLearnerLearnsGpuPodsOnly) {
   EXPECT_TRUE(learner.GpuChoiceCarriedOut());
 }
 
+// A task type's supply is the nodes one pod of it fits on now. "t4": two whole
+// T4s, 8 cores left; "v100-a": V100 GPUs with 1000 and 300 free, 8 cores;
+// "v100-b": V100 GPUs with 500 and 0 free, 2 cores left.
+TEST(Fgd, WeighByScarcityByHand) {
+  const std::vector<NodeState> nodes = {
+      NodeBuilder("t4").MilliFree({1000, 1000}, "T4").Resources(8000, 64 * kGi).Build(),
+      NodeBuilder("v100-a").MilliFree({1000, 300}).Resources(8000, 64 * kGi).Build(),
+      NodeBuilder("v100-b").MilliFree({500, 0}).Resources(8000, 64 * kGi, 6000).Build(),
+  };
+  const std::vector<FgdTask> tasks = {
+      {1000, 1, 500, {}, 0.4},            // half a GPU: fits all three
+      {1000, 2, 1000, {}, 0.3},           // two whole GPUs: t4 only
+      {4000, 1, 1000, {"V100M16"}, 0.2},  // a whole V100 and 4 cores: v100-a only
+      {1000, 8, 1000, {}, 0.05},          // eight GPUs: nowhere, counted as one node
+      {3000, 0, 0, {}, 0.05},             // 3 cores, no GPU: t4 and v100-a
+  };
+  const std::size_t want_nodes[] = {3, 1, 1, 0, 2};
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    EXPECT_EQ(NodesFitting(tasks[i], nodes), want_nodes[i]) << "task " << i;
+
+  struct Case {
+    const char* name;
+    double exponent;
+    std::vector<double> raw;  // weight / supply^exponent, before re-normalising
+  };
+  const Case cases[] = {
+      {"off", 0, {0.4, 0.3, 0.2, 0.05, 0.05}},
+      {"per node", 1, {0.4 / 3, 0.3, 0.2, 0.05, 0.05 / 2}},
+      {"square root", 0.5, {0.4 / std::sqrt(3.0), 0.3, 0.2, 0.05, 0.05 / std::sqrt(2.0)}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    double total = 0;
+    for (double r : tc.raw) total += r;
+    const std::vector<FgdTask> weighed = WeighByScarcity(tasks, nodes, tc.exponent);
+    ASSERT_EQ(weighed.size(), tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      EXPECT_NEAR(weighed[i].weight, tc.raw[i] / total, 1e-12) << "task " << i;
+      EXPECT_EQ(weighed[i].models, tasks[i].models);
+      EXPECT_EQ(weighed[i].gpus, tasks[i].gpus);
+    }
+  }
+  EXPECT_TRUE(WeighByScarcity({}, nodes, 1).empty());
+}
+
 TEST(Fgd, Args) {
   struct Case {
     const char* name;
