@@ -158,6 +158,7 @@ int RunServe(const ServeFlags& f) {
   extender::Extender ext(config, store, clock, log, &metrics, parallelism);
   extender::Refresher refresher(source, store, catalog, clock, config.metric_cache_ttl_ms, log);
   refresher.AttachReservations(&inflight);
+  refresher.OnNodesBuilt([&ext](const auto& nodes) { ext.SupplyWorkload(nodes); });
   refresher.WarnSlowerThan(config.query_timeout_ms / 2);
   // Prediction (docs/design.md#prediction): the load forecast and learned memory estimates.
   std::unique_ptr<LoadForecaster> forecaster;

@@ -43,7 +43,7 @@ struct SimulateOptions {
   std::string nodes, pods, expected;
   std::string seeds = "42";
   double fgd_popularity = 95;
-  double fgd_scarcity = 0;
+  double fgd_scarcity = -1;    // unset
   double learn_half_life = 0;  // fgd-learned: pods; 0: no decay
   bool offline = false;        // fgd-inflation: the clairvoyant reference too
   bool lp_bound = false;       // fgd-inflation: the packing LP's bound, solved by glpsol
@@ -217,9 +217,11 @@ void RunFgdInflation(const SimulateOptions& o) {
     throw InputError{"--fgd-popularity: expected a percentage in (0, 100]"};
   sim::FgdOptions options;
   options.popularity_pct = o.fgd_popularity;
-  if (!(o.fgd_scarcity >= 0 && o.fgd_scarcity <= 4))
-    throw InputError{"--fgd-scarcity: expected an exponent in [0, 4] (0: no scarcity weighting)"};
-  options.scarcity_exponent = o.fgd_scarcity;
+  if (o.fgd_scarcity != -1) {
+    if (!(o.fgd_scarcity >= 0 && o.fgd_scarcity <= 4))
+      throw InputError{"--fgd-scarcity: expected an exponent in [0, 4] (0: no scarcity weighting)"};
+    options.scarcity_exponent = o.fgd_scarcity;
+  }
   if (!(o.learn_half_life >= 0 && std::isfinite(o.learn_half_life)))
     throw InputError{"--learn-half-life: expected a number of pods >= 0 (0: no decay)"};
   options.learn_half_life_pods = o.learn_half_life;
@@ -520,7 +522,8 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--fgd-scarcity", o->fgd_scarcity,
                   "fgd-inflation, the learning policies (fgd-learned, load-aware-frag-learned): "
                   "each learned task type's weight divided by (the nodes it fits on)^this at each "
-                  "relearning (default 0: by popularity only, as FGD)");
+                  "relearning (0: by popularity only, as FGD; default 0 for fgd-learned and "
+                  "0.5, as tidal serve, for load-aware-frag-learned)");
   cmd->add_option("--fgd-score-step", o->fgd_score_step,
                   "fgd-inflation: the FGD policies' scores rounded down to a multiple of this "
                   "(default 1, the paper's FGD; more leaves more ties to the tie order)");

@@ -511,6 +511,14 @@ void Extender::EncodePrioritize(Decision& d) {
   reused_nothing_->Add(1);
 }
 
+void Extender::SupplyWorkload(const std::unordered_map<std::string, NodeState>& nodes) {
+  if (!learns_workload_) return;
+  std::vector<const NodeState*> all;
+  all.reserve(nodes.size());
+  for (const auto& [name, node] : nodes) all.push_back(&node);
+  workload_.Supply(all);
+}
+
 void Extender::LearnWorkload(const PodDemand& pod) {
   if (!learns_workload_ || pod.gpu_count <= 0 || !pod.invalid_reason.empty()) return;
   std::string id = pod.uid.empty() ? pod.Key() : pod.uid;

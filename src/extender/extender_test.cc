@@ -430,6 +430,42 @@ TEST(Extender, LearnsTheGpuWorkloadFromThePodsItFilters) {
   EXPECT_EQ(w->tasks[0].gpus + w->tasks[1].gpus, 5) << "one 1-GPU and one 4-GPU task type";
 }
 
+// The learned workload is weighed by scarcity over the nodes the refresher
+// builds (serve wires Refresher::OnNodesBuilt to SupplyWorkload). Three 1-GPU
+// pods and one 8-GPU pod learned; the four nodes have 4 free GPUs each, so the
+// 1-GPU type fits 4 nodes and the 8-GPU type none (counted as one): weights
+// about ¾ / √4 and ¼ / √1, re-normalised 0.6 and 0.4.
+TEST(Extender, WeighsTheLearnedWorkloadByTheNodesTheRefresherBuilt) {
+  Fixture f;
+  std::erase_if(f.config.plugins, [](const PluginConfig& p) { return p.name == "fgd"; });
+  f.config.plugins.push_back({"fgd", true, 1, "{tasks: learned}"});
+  f.ext = std::make_unique<Extender>(f.config, f.store, f.clock, f.log, &f.metrics);
+  f.refresher->OnNodesBuilt([&f](const auto& nodes) { f.ext->SupplyWorkload(nodes); });
+  f.refresher->RefreshOnce();
+  auto pod = [](const std::string& uid, int gpus) {
+    json p = json::parse(PodJson(gpus));
+    p["metadata"]["uid"] = uid;
+    p["metadata"]["name"] = "p-" + uid;
+    return p.dump();
+  };
+  for (const char* uid : {"a", "b", "c"}) f.ext->Filter(NamesArgs(pod(uid, 1), {"idle", "warm"}));
+  f.ext->Filter(NamesArgs(pod("big", 8), {"idle", "warm"}));
+  auto weight_of = [&](int gpus) {
+    for (const FgdTask& t : f.ext->learned_workload().Current()->tasks)
+      if (t.gpus == gpus) return t.weight;
+    return -1.0;
+  };
+  // The supply was counted before these types were learned: each fits every
+  // node, so the weights are the popularity (¾ and ¼, but for the half-life).
+  const double one = weight_of(1), eight = weight_of(8);
+  EXPECT_NEAR(one, 0.75, 1e-3);
+  EXPECT_NEAR(eight, 0.25, 1e-3);
+  f.refresher->RefreshOnce();
+  EXPECT_NEAR(weight_of(1), one / 2 / (one / 2 + eight), 1e-12);
+  EXPECT_NEAR(weight_of(8), eight / (one / 2 + eight), 1e-12);
+  EXPECT_NEAR(weight_of(8), 0.4, 1e-3);
+}
+
 // The default profile's fgd scores only once a bound GPU pod carries
 // tidal.io/gpus-allocated (Tidal's device plugin gave it the GPUs named): the
 // pod watch tells the extender, whose cycles then say the choice is carried out.

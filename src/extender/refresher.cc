@@ -125,6 +125,7 @@ void Refresher::RebuildNodes(TimeMs now, ClusterView* next, bool observe) {
     for (const auto& [name, node] : *nodes)
       if (node.metrics_known) forecaster_->Observe(name, node.sample_time_ms, node.load);
   ApplyForecast(nodes.get(), now);
+  if (nodes_built_) nodes_built_(*nodes);
   next->nodes = std::move(nodes);
   next->catalog_generation = catalog_gen;
 }
@@ -178,6 +179,7 @@ void Refresher::Republish() {
   std::uint64_t catalog_gen = 0;
   BuildNodes(previous->snapshot.get(), catalog_.Copy(&catalog_gen), nodes.get());
   ApplyForecast(nodes.get(), clock_.NowMs());
+  if (nodes_built_) nodes_built_(*nodes);
   next->nodes = std::move(nodes);
   next->catalog_generation = catalog_gen;
   PublishNodes(std::move(next));

@@ -794,7 +794,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       if (RelearnAfter(learner.pods_seen(), nodes_.size())) {
         std::vector<FgdTask> learned_tasks = WeighByScarcity(
             learner.Tasks(as_serve ? kLearnedWorkloadPopularityPct : options_.popularity_pct),
-            placer.views(), options_.scarcity_exponent);
+            placer.views(),
+            options_.scarcity_exponent.value_or(as_serve ? kLearnedWorkloadScarcityExponent : 0));
         runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", learned_tasks, seed,
                                  options_.fgd_score_step);
         placer.UsePolicy(*runner);

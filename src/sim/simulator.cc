@@ -550,6 +550,7 @@ class Simulation {
     if (queue.empty()) return;
     std::vector<NodeState> views;
     for (std::size_t n = 0; n < nodes().size(); ++n) views.push_back(View(n));
+    SupplyWorkload(views);
     // A class that did not fit stays unfit until something is placed in this cycle.
     std::vector<const TaskClass*> failed;
     for (int id : queue) {
@@ -569,6 +570,15 @@ class Simulation {
       views[choice->node] = View(choice->node);
       failed.clear();
     }
+  }
+
+  // The learned workload is weighed by scarcity over the nodes as the extender
+  // sees them (as tidal serve supplies each view it builds), once per cycle.
+  void SupplyWorkload(const std::vector<NodeState>& views) {
+    if (!learns_workload_) return;
+    std::vector<const NodeState*> nodes;
+    for (const NodeState& v : views) nodes.push_back(&v);
+    workload_.Supply(nodes);
   }
 
   // What the node's device plugin gives the pod: Tidal's plugin the GPUs named in

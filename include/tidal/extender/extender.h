@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -150,6 +151,10 @@ class Extender {
   // The GPU workload learned from the pods filtered so far (fgd's `tasks: learned`;
   // nothing is learned when no plugin reads it).
   const WorkloadLearner& learned_workload() const { return workload_; }
+  // The nodes as the refresher built them (Refresher::OnNodesBuilt): the learned
+  // workload is weighed by scarcity over them (WorkloadLearner::Supply), when a
+  // plugin reads it.
+  void SupplyWorkload(const std::unordered_map<std::string, NodeState>& nodes);
   // A pod was given the GPUs Tidal chose (KubeSync::OnGpuChoiceCarriedOut).
   void NoteGpuChoiceCarriedOut() { workload_.NoteGpuChoiceCarriedOut(); }
   // Pods remembered as learned, by UID (namespace/name without one): a pod

@@ -7,9 +7,12 @@
 #include <spdlog/logger.h>
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "tidal/core/clock.h"
 #include "tidal/extender/inflight.h"
@@ -39,6 +42,12 @@ class Refresher {
     peaks_ = peaks;
     learner_ = learner;
     learned_file_ = std::move(file);
+  }
+  // Called with every node set the refresher builds (a new snapshot or a changed
+  // catalog), on its thread, before the view is published (before Start()): the
+  // learned GPU workload is weighed by scarcity over it.
+  void OnNodesBuilt(std::function<void(const std::unordered_map<std::string, NodeState>&)> f) {
+    nodes_built_ = std::move(f);
   }
   // A successful fetch longer than this is logged as slow once per episode (0: never);
   // a source that nears its timeout is about to fail (before Start()).
@@ -74,6 +83,7 @@ class Refresher {
   std::uint64_t generation_ = 0;
   InFlight* inflight_ = nullptr;
   LoadForecaster* forecaster_ = nullptr;
+  std::function<void(const std::unordered_map<std::string, NodeState>&)> nodes_built_;
   PodPeakTracker* peaks_ = nullptr;
   MemoryLearner* learner_ = nullptr;
   std::string learned_file_;

@@ -99,6 +99,7 @@ class TaskTypeLearner {
 // GPU models accept the node's and enough GPUs each have its share free (a
 // CPU-only task: the CPU alone).
 std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState> nodes);
+std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState* const> nodes);
 
 // The target workload weighed by scarcity: each task type's weight divided by
 // (the nodes it fits on now)^exponent (at least one node), then re-normalised.
@@ -127,22 +128,33 @@ struct TargetWorkload {
 inline constexpr double kLearnedWorkloadHalfLifePods = 1000;
 inline constexpr std::size_t kLearnedWorkloadMaxTypes = 256;
 inline constexpr double kLearnedWorkloadPopularityPct = 99;
+// ... and each type's weight divided by the square root of the nodes it fits on
+// (WeighByScarcity; docs/traces.md measures 0, 0.25, 0.5 and 1).
+inline constexpr double kLearnedWorkloadScarcityExponent = 0.5;
 
 // The target workload a running scheduler learns from the GPU pods it sees (the
 // fgd plugin's `tasks: learned`): a TaskTypeLearner with a half-life and a bound
-// on the types kept, published for concurrent readers. Observe is called by the
-// pod watch (or a simulator), Current by every scheduling cycle; the lock is held
-// for one pod's learning or one pointer copy, never for work that grows with the
-// cluster (the learned types are at most `max_types`).
+// on the types kept, weighed by scarcity over the cluster last supplied, and
+// published for concurrent readers. Observe is called by the pod watch (or a
+// simulator), Supply with each new view of the nodes, Current by every scheduling
+// cycle; the lock is held for one pod's learning, one re-weighing of the types or
+// one pointer copy, never for work that grows with the cluster (the learned types
+// are at most `max_types`; Supply counts the nodes outside the lock).
 class WorkloadLearner {
  public:
-  WorkloadLearner(double half_life_pods, std::size_t max_types, double popularity_pct);
+  WorkloadLearner(double half_life_pods, std::size_t max_types, double popularity_pct,
+                  double scarcity_exponent);
   // As the extender and the seed simulator learn (the constants above).
   WorkloadLearner()
       : WorkloadLearner(kLearnedWorkloadHalfLifePods, kLearnedWorkloadMaxTypes,
-                        kLearnedWorkloadPopularityPct) {}
+                        kLearnedWorkloadPopularityPct, kLearnedWorkloadScarcityExponent) {}
   // Learns one pod if Learns(pod).
   void Observe(const PodDemand& pod);
+  // The cluster as it is now: each learned type's weight is divided by (the nodes
+  // it fits on)^scarcity_exponent (WeighByScarcity). A type learned after the last
+  // call counts as fitting every node until the next; before the first call the
+  // weights are the popularity alone.
+  void Supply(std::span<const NodeState* const> nodes);
   // Pods without GPUs are not part of the GPU workload (a cluster's many CPU pods
   // would dilute every GPU task type).
   static bool Learns(const PodDemand& pod) { return pod.gpu_count > 0; }
@@ -160,8 +172,17 @@ class WorkloadLearner {
  private:
   std::atomic<bool> carried_out_{false};
   mutable std::mutex mu_;
+  using TaskKey = std::tuple<std::int64_t, int, int, std::vector<std::string>>;
+  static TaskKey KeyOf(const FgdTask& task);
+  // current_ from the learned types and supply_ (with mu_ held).
+  void Publish();
+
   TaskTypeLearner learner_;
   double popularity_pct_;
+  double scarcity_exponent_;
+  std::map<TaskKey, std::size_t> supply_;  // nodes fitting each type, at the last Supply
+  std::size_t supplied_nodes_ = 0;         // the nodes at the last Supply
+  bool supplied_ = false;
   std::shared_ptr<const TargetWorkload> current_;
 };
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,10 @@ struct FgdOptions {
   double learn_half_life_pods = 0;
   // The learning policies (fgd-learned, load-aware-frag-learned): at each
   // relearning, each learned task type's weight is divided by (the nodes it fits
-  // on)^this (WeighByScarcity); 0: by popularity only, as FGD.
-  double scarcity_exponent = 0;
+  // on)^this (WeighByScarcity); 0: by popularity only, as FGD. Unset: 0 for
+  // fgd-learned, kLearnedWorkloadScarcityExponent (as tidal serve) for
+  // load-aware-frag-learned.
+  std::optional<double> scarcity_exponent;
   // The fgd plugin's scoreStep for the FGD policies: 1 is the paper's score.
   int fgd_score_step = 1;
   bool shuffle = true;         // off: the file's order (tests)

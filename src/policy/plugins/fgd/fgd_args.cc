@@ -170,34 +170,51 @@ std::vector<FgdTask> TaskTypeLearner::Tasks(double popularity_pct) const {
   return out;
 }
 
-std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState> nodes) {
-  std::size_t fitting_nodes = 0;
-  for (const NodeState& node : nodes) {
-    if (CpuLeft(node) < task.cpu_milli) continue;
-    if (task.gpus == 0) {
-      ++fitting_nodes;
-      continue;
-    }
-    if (!ModelAccepted(task.models, NodeGpuModel(node))) continue;
-    int fitting_gpus = 0;
-    for (const Gpu& gpu : node.gpus) fitting_gpus += gpu.milli_free >= task.gpu_milli ? 1 : 0;
-    if (fitting_gpus >= task.gpus) ++fitting_nodes;
-  }
-  return fitting_nodes;
+namespace {
+
+bool FitsOnePod(const FgdTask& task, const NodeState& node) {
+  if (CpuLeft(node) < task.cpu_milli) return false;
+  if (task.gpus == 0) return true;
+  if (!ModelAccepted(task.models, NodeGpuModel(node))) return false;
+  int fitting_gpus = 0;
+  for (const Gpu& gpu : node.gpus) fitting_gpus += gpu.milli_free >= task.gpu_milli ? 1 : 0;
+  return fitting_gpus >= task.gpus;
 }
 
-std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks, std::span<const NodeState> nodes,
-                                     double exponent) {
+// Each task's weight divided by supply_of(task)^exponent (at least one node),
+// re-normalised.
+template <class SupplyOf>
+std::vector<FgdTask> Scaled(std::vector<FgdTask> tasks, SupplyOf supply_of, double exponent) {
   if (exponent == 0 || tasks.empty()) return tasks;
   double total = 0;
   for (FgdTask& task : tasks) {
-    const double supply = static_cast<double>(std::max<std::size_t>(1, NodesFitting(task, nodes)));
+    const double supply = static_cast<double>(std::max<std::size_t>(1, supply_of(task)));
     task.weight /= std::pow(supply, exponent);
     total += task.weight;
   }
   if (total > 0)
     for (FgdTask& task : tasks) task.weight /= total;
   return tasks;
+}
+
+}  // namespace
+
+std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState> nodes) {
+  std::size_t fitting_nodes = 0;
+  for (const NodeState& node : nodes) fitting_nodes += FitsOnePod(task, node) ? 1 : 0;
+  return fitting_nodes;
+}
+
+std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState* const> nodes) {
+  std::size_t fitting_nodes = 0;
+  for (const NodeState* node : nodes) fitting_nodes += FitsOnePod(task, *node) ? 1 : 0;
+  return fitting_nodes;
+}
+
+std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks, std::span<const NodeState> nodes,
+                                     double exponent) {
+  return Scaled(
+      std::move(tasks), [&](const FgdTask& task) { return NodesFitting(task, nodes); }, exponent);
 }
 
 TargetWorkload::TargetWorkload(std::vector<FgdTask> task_types)
@@ -208,14 +225,51 @@ TargetWorkload::TargetWorkload(std::vector<FgdTask> task_types)
 }
 
 WorkloadLearner::WorkloadLearner(double half_life_pods, std::size_t max_types,
-                                 double popularity_pct)
-    : learner_(half_life_pods, max_types), popularity_pct_(popularity_pct) {}
+                                 double popularity_pct, double scarcity_exponent)
+    : learner_(half_life_pods, max_types),
+      popularity_pct_(popularity_pct),
+      scarcity_exponent_(scarcity_exponent) {}
 
 void WorkloadLearner::Observe(const PodDemand& pod) {
   if (!Learns(pod)) return;
   std::lock_guard<std::mutex> lock(mu_);
   learner_.Observe(pod);
-  current_ = std::make_shared<const TargetWorkload>(learner_.Tasks(popularity_pct_));
+  Publish();
+}
+
+WorkloadLearner::TaskKey WorkloadLearner::KeyOf(const FgdTask& task) {
+  return {task.cpu_milli, task.gpus, task.gpu_milli, task.models};
+}
+
+void WorkloadLearner::Supply(std::span<const NodeState* const> nodes) {
+  if (scarcity_exponent_ == 0) return;
+  std::vector<FgdTask> tasks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks = learner_.Tasks(popularity_pct_);
+  }
+  // Counted outside the lock: this grows with the cluster.
+  std::map<TaskKey, std::size_t> supply;
+  for (const FgdTask& task : tasks) supply[KeyOf(task)] = NodesFitting(task, nodes);
+  std::lock_guard<std::mutex> lock(mu_);
+  supply_ = std::move(supply);
+  supplied_nodes_ = nodes.size();
+  supplied_ = true;
+  if (learner_.pods_seen() > 0) Publish();
+}
+
+void WorkloadLearner::Publish() {
+  std::vector<FgdTask> tasks = learner_.Tasks(popularity_pct_);
+  if (supplied_) {
+    tasks = Scaled(
+        std::move(tasks),
+        [&](const FgdTask& task) {
+          const auto it = supply_.find(KeyOf(task));
+          return it == supply_.end() ? supplied_nodes_ : it->second;
+        },
+        scarcity_exponent_);
+  }
+  current_ = std::make_shared<const TargetWorkload>(std::move(tasks));
 }
 
 std::shared_ptr<const TargetWorkload> WorkloadLearner::Current() const {

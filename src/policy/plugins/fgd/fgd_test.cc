@@ -475,7 +475,8 @@ TEST(Fgd, ANodeWithoutKnownGpusIsLeftToTheFitPlugins) {
 
 // The learner a scheduler runs: GPU pods only, published for readers, bounded.
 TEST(Fgd, WorkloadLearnerLearnsGpuPodsOnly) {
-  WorkloadLearner learner(/*half_life_pods=*/0, /*max_types=*/2, /*popularity_pct=*/95);
+  WorkloadLearner learner(/*half_life_pods=*/0, /*max_types=*/2, /*popularity_pct=*/95,
+                          /*scarcity_exponent=*/0);
   EXPECT_EQ(learner.Current(), nullptr);
   learner.Observe(PodBuilder().Requests(2000, kGi).Build());  // CPU only
   EXPECT_EQ(learner.Current(), nullptr);
@@ -547,6 +548,48 @@ TEST(Fgd, WeighByScarcityByHand) {
     }
   }
   EXPECT_TRUE(WeighByScarcity({}, nodes, 1).empty());
+}
+
+// The learner weighs its types by the nodes each fits on in the cluster last
+// supplied: 3 pods of one whole GPU and 1 of four. Of two nodes with 4 free GPUs
+// and 2 with 1, the 1-GPU type fits 4 and the 4-GPU type 2: with exponent 1 the
+// weights ¾ / 4 and ¼ / 2, re-normalised 0.6 and 0.4.
+TEST(Fgd, WorkloadLearnerWeighsByTheClusterSupplied) {
+  WorkloadLearner learner(/*half_life_pods=*/0, /*max_types=*/8, /*popularity_pct=*/100,
+                          /*scarcity_exponent=*/1);
+  const PodDemand one = PodBuilder().Milli(1, 1000).Build();
+  const PodDemand four = PodBuilder().Milli(4, 1000).Build();
+  for (const PodDemand* p : {&one, &one, &one, &four}) learner.Observe(*p);
+  auto weight_of = [&](int gpus) {
+    for (const FgdTask& t : learner.Current()->tasks)
+      if (t.gpus == gpus) return t.weight;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(weight_of(1), 0.75) << "nothing supplied yet: popularity alone";
+  const NodeState a = NodeBuilder("a").MilliFree({1000, 1000, 1000, 1000}).Build();
+  const NodeState b = NodeBuilder("b").MilliFree({1000, 1000, 1000, 1000}).Build();
+  const NodeState c = NodeBuilder("c").MilliFree({1000, 0, 0, 0}).Build();
+  const NodeState d = NodeBuilder("d").MilliFree({0, 1000, 300, 0}).Build();
+  const std::vector<const NodeState*> cluster = {&a, &b, &c, &d};
+  learner.Supply(cluster);
+  EXPECT_NEAR(weight_of(1), 0.6, 1e-12);
+  EXPECT_NEAR(weight_of(4), 0.4, 1e-12);
+  // A type learned after the supply counts as fitting all 4 nodes until the next.
+  // Five pods: popularity 3/5, 1/5, 1/5 for 1, 4 and 2 GPUs, over 4, 2 and 4 nodes.
+  learner.Observe(PodBuilder().Milli(2, 1000).Build());
+  const double total = 0.6 / 4 + 0.2 / 2 + 0.2 / 4;
+  EXPECT_NEAR(weight_of(1), 0.6 / 4 / total, 1e-12);
+  EXPECT_NEAR(weight_of(4), 0.2 / 2 / total, 1e-12);
+  EXPECT_NEAR(weight_of(2), 0.2 / 4 / total, 1e-12);
+  // Supplied again, the 2-GPU type is counted: it fits a and b.
+  learner.Supply(cluster);
+  const double counted = 0.6 / 4 + 0.2 / 2 + 0.2 / 2;
+  EXPECT_NEAR(weight_of(2), 0.2 / 2 / counted, 1e-12);
+  // Exponent 0: Supply changes nothing.
+  WorkloadLearner plain(0, 8, 100, 0);
+  for (const PodDemand* p : {&one, &one, &one, &four}) plain.Observe(*p);
+  plain.Supply(cluster);
+  EXPECT_DOUBLE_EQ(plain.Current()->tasks[0].weight, 0.75);
 }
 
 TEST(Fgd, Args) {
