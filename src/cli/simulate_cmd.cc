@@ -43,7 +43,7 @@ struct SimulateOptions {
   std::string nodes, pods, expected;
   std::string seeds = "42";
   double fgd_popularity = 95;
-  double fgd_scarcity = -1;    // unset
+  std::optional<double> fgd_scarcity;
   double learn_half_life = 0;  // fgd-learned: pods; 0: no decay
   bool offline = false;        // fgd-inflation: the clairvoyant reference too
   bool lp_bound = false;       // fgd-inflation: the packing LP's bound, solved by glpsol
@@ -217,11 +217,9 @@ void RunFgdInflation(const SimulateOptions& o) {
     throw InputError{"--fgd-popularity: expected a percentage in (0, 100]"};
   sim::FgdOptions options;
   options.popularity_pct = o.fgd_popularity;
-  if (o.fgd_scarcity != -1) {
-    if (!(o.fgd_scarcity >= 0 && o.fgd_scarcity <= 4))
-      throw InputError{"--fgd-scarcity: expected an exponent in [0, 4] (0: no scarcity weighting)"};
-    options.scarcity_exponent = o.fgd_scarcity;
-  }
+  if (o.fgd_scarcity && !(*o.fgd_scarcity >= 0 && *o.fgd_scarcity <= 4))
+    throw InputError{"--fgd-scarcity: expected an exponent in [0, 4] (0: no scarcity weighting)"};
+  options.scarcity_exponent = o.fgd_scarcity;
   if (!(o.learn_half_life >= 0 && std::isfinite(o.learn_half_life)))
     throw InputError{"--learn-half-life: expected a number of pods >= 0 (0: no decay)"};
   options.learn_half_life_pods = o.learn_half_life;

@@ -383,7 +383,13 @@ class SeedPlacer {
     records_.reserve(pods);
   }
 
-  const std::vector<NodeState>& views() const { return views_; }
+  // The nodes as they are now, for counting what fits where.
+  std::vector<const NodeState*> Nodes() const {
+    std::vector<const NodeState*> nodes;
+    nodes.reserve(views_.size());
+    for (const NodeState& v : views_) nodes.push_back(&v);
+    return nodes;
+  }
 
   // Places `pod` (or fails it) and records the cluster after it.
   void Place(const PodDemand& pod, FgdSeedRun* run) {
@@ -794,7 +800,7 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
       if (RelearnAfter(learner.pods_seen(), nodes_.size())) {
         std::vector<FgdTask> learned_tasks = WeighByScarcity(
             learner.Tasks(as_serve ? kLearnedWorkloadPopularityPct : options_.popularity_pct),
-            placer.views(),
+            placer.Nodes(),
             options_.scarcity_exponent.value_or(as_serve ? kLearnedWorkloadScarcityExponent : 0));
         runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", learned_tasks, seed,
                                  options_.fgd_score_step);

@@ -98,7 +98,6 @@ class TaskTypeLearner {
 // The nodes on which one pod of `task` fits now: the CPU it asks for is left, its
 // GPU models accept the node's and enough GPUs each have its share free (a
 // CPU-only task: the CPU alone).
-std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState> nodes);
 std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState* const> nodes);
 
 // The target workload weighed by scarcity: each task type's weight divided by
@@ -106,8 +105,8 @@ std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState* const> 
 // FGD weighs a fragment by how often its task type arrives; a type that fits on
 // a few nodes loses more when one of them is broken than a type that fits
 // almost anywhere. 0: the weights unchanged.
-std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks, std::span<const NodeState> nodes,
-                                     double exponent);
+std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks,
+                                     std::span<const NodeState* const> nodes, double exponent);
 
 // A target workload ready to score with: its task types and which of them accept
 // each GPU model.

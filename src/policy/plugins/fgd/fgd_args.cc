@@ -199,20 +199,14 @@ std::vector<FgdTask> Scaled(std::vector<FgdTask> tasks, SupplyOf supply_of, doub
 
 }  // namespace
 
-std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState> nodes) {
-  std::size_t fitting_nodes = 0;
-  for (const NodeState& node : nodes) fitting_nodes += FitsOnePod(task, node) ? 1 : 0;
-  return fitting_nodes;
-}
-
 std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState* const> nodes) {
   std::size_t fitting_nodes = 0;
   for (const NodeState* node : nodes) fitting_nodes += FitsOnePod(task, *node) ? 1 : 0;
   return fitting_nodes;
 }
 
-std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks, std::span<const NodeState> nodes,
-                                     double exponent) {
+std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks,
+                                     std::span<const NodeState* const> nodes, double exponent) {
   return Scaled(
       std::move(tasks), [&](const FgdTask& task) { return NodesFitting(task, nodes); }, exponent);
 }

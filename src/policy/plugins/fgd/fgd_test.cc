@@ -509,11 +509,12 @@ TEST(Fgd, WorkloadLearnerLearnsGpuPodsOnly) {
 // T4s, 8 cores left; "v100-a": V100 GPUs with 1000 and 300 free, 8 cores;
 // "v100-b": V100 GPUs with 500 and 0 free, 2 cores left.
 TEST(Fgd, WeighByScarcityByHand) {
-  const std::vector<NodeState> nodes = {
+  const std::vector<NodeState> built = {
       NodeBuilder("t4").MilliFree({1000, 1000}, "T4").Resources(8000, 64 * kGi).Build(),
       NodeBuilder("v100-a").MilliFree({1000, 300}).Resources(8000, 64 * kGi).Build(),
       NodeBuilder("v100-b").MilliFree({500, 0}).Resources(8000, 64 * kGi, 6000).Build(),
   };
+  const std::vector<const NodeState*> nodes = {&built[0], &built[1], &built[2]};
   const std::vector<FgdTask> tasks = {
       {1000, 1, 500, {}, 0.4},            // half a GPU: fits all three
       {1000, 2, 1000, {}, 0.3},           // two whole GPUs: t4 only
