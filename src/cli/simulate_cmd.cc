@@ -487,9 +487,10 @@ void AddSimulate(CLI::App& app) {
                       " (default all of these; fgd-inflation also fgd-learned, FGD with its "
                       "target workload learned from the arriving pods, fgd-lookahead, FGD "
                       "seeing the next pod in the queue, load-aware-frag-ahead, Tidal's "
-                      "load-aware-frag with the look-ahead, and load-aware-frag-learned, what "
+                      "load-aware-frag with the look-ahead, load-aware-frag-learned, what "
                       "tidal serve runs with fgd's tasks: learned: its target workload learned "
-                      "as serve learns it)")
+                      "as serve learns it, and load-aware-frag-learned-ahead, that seeing the "
+                      "next pod)")
       ->each([o](const std::string&) { o->policies_set = true; });
   cmd->add_option("--config", o->config,
                   "Tidal policy config for load-aware and oracle (and --experiment prediction)");
@@ -517,11 +518,12 @@ void AddSimulate(CLI::App& app) {
   cmd->add_option("--fgd-popularity", o->fgd_popularity,
                   "fgd-inflation: FGD's target workload is the task types covering this % of pods "
                   "(default 95, as the FGD authors' simulator)");
-  cmd->add_option("--fgd-scarcity", o->fgd_scarcity,
-                  "fgd-inflation, the learning policies (fgd-learned, load-aware-frag-learned): "
-                  "each learned task type's weight divided by (the nodes it fits on)^this at each "
-                  "relearning (0: by popularity only, as FGD; default 0 for fgd-learned and "
-                  "0.5, as tidal serve, for load-aware-frag-learned)");
+  cmd->add_option(
+      "--fgd-scarcity", o->fgd_scarcity,
+      "fgd-inflation, the learning policies (fgd-learned, load-aware-frag-learned[-ahead]): "
+      "each learned task type's weight divided by (the nodes it fits on)^this at each "
+      "relearning (0: by popularity only, as FGD; default 0 for fgd-learned and "
+      "0.5, as tidal serve, for load-aware-frag-learned[-ahead])");
   cmd->add_option("--fgd-score-step", o->fgd_score_step,
                   "fgd-inflation: the FGD policies' scores rounded down to a multiple of this "
                   "(default 1, the paper's FGD; more leaves more ties to the tie order)");

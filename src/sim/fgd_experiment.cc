@@ -34,16 +34,19 @@ const std::vector<std::string>& FgdPolicyNames() {
                                                  "fgd-learned",
                                                  "fgd-lookahead",
                                                  "load-aware-frag-ahead",
-                                                 "load-aware-frag-learned"};
+                                                 "load-aware-frag-learned",
+                                                 "load-aware-frag-learned-ahead"};
   return names;
 }
 
 bool FgdPolicyLearns(const std::string& policy) {
-  return policy == "fgd-learned" || policy == "load-aware-frag-learned";
+  return policy == "fgd-learned" || policy == "load-aware-frag-learned" ||
+         policy == "load-aware-frag-learned-ahead";
 }
 
 bool FgdPolicyLooksAhead(const std::string& policy) {
-  return policy == "fgd-lookahead" || policy == "load-aware-frag-ahead";
+  return policy == "fgd-lookahead" || policy == "load-aware-frag-ahead" ||
+         policy == "load-aware-frag-learned-ahead";
 }
 
 std::string FgdPaperName(const std::string& policy) {
@@ -759,10 +762,11 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   // fgd-learned is FGD whose target workload is learned from the pods as they
   // arrive (TaskTypeLearner), not read from the list: none known before the first;
   // load-aware-frag-learned is what tidal serve runs with fgd's `tasks: learned`
-  // (serve sees no queue to look ahead in).
+  // (serve sees no queue to look ahead in), load-aware-frag-learned-ahead the same
+  // seeing the next pod.
   const bool learned = FgdPolicyLearns(policy);
-  // fgd-lookahead and load-aware-frag-ahead see the next pod in the queue
-  // (PlaceLookingAhead).
+  // fgd-lookahead, load-aware-frag-ahead and load-aware-frag-learned-ahead see the
+  // next pod in the queue (PlaceLookingAhead), after learning from the pod placed.
   const bool lookahead = FgdPolicyLooksAhead(policy);
   std::unique_ptr<Runner> runner =
       MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
@@ -773,9 +777,10 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   if (lookahead) placing.cache_by_shape = true;  // it keeps the verdicts of two shapes
   SeedPlacer placer(placing, policy, seed, tasks, *runner, std::move(views), std::move(by_name),
                     clone_of.size());
-  // load-aware-frag-learned learns as tidal serve does (WorkloadLearner's half-life, bound,
-  // popularity cut, GPU pods only).
-  const bool as_serve = policy == "load-aware-frag-learned";
+  // load-aware-frag-learned(-ahead) learns as tidal serve does (WorkloadLearner's
+  // half-life, bound, popularity cut, GPU pods only).
+  const bool as_serve =
+      policy == "load-aware-frag-learned" || policy == "load-aware-frag-learned-ahead";
   TaskTypeLearner learner(as_serve ? kLearnedWorkloadHalfLifePods : options_.learn_half_life_pods,
                           as_serve ? kLearnedWorkloadMaxTypes : kLearnedTypesMax);
   FgdSeedRun run;
@@ -787,12 +792,6 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     const traces::OpenbPod& listed = pods_[clone_of[at]];
     const int copy = copies[clone_of[at]]++;
     const PodDemand pod = ToDemand(listed, CopyName(listed, copy), static_cast<int>(at));
-    if (lookahead && at + 1 < clone_of.size()) {
-      // The next pod as the queue shows it (its name does not matter to a score).
-      const traces::OpenbPod& queued = pods_[clone_of[at + 1]];
-      placer.PlaceLookingAhead(pod, ToDemand(queued, queued.name, static_cast<int>(at + 1)), &run);
-      continue;
-    }
     // fgd-learned counts every pod, as FGD's workload from the list does;
     // load-aware-frag-learned only those tidal serve's learner counts.
     if (learned && (!as_serve || WorkloadLearner::Learns(pod))) {
@@ -807,7 +806,13 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
         placer.UsePolicy(*runner);
       }
     }
-    placer.Place(pod, &run);
+    if (lookahead && at + 1 < clone_of.size()) {
+      // The next pod as the queue shows it (its name does not matter to a score).
+      const traces::OpenbPod& queued = pods_[clone_of[at + 1]];
+      placer.PlaceLookingAhead(pod, ToDemand(queued, queued.name, static_cast<int>(at + 1)), &run);
+    } else {
+      placer.Place(pod, &run);
+    }
   }
   Discretise(placer.records(), capacity_milli_, &run);
   return run;

@@ -86,12 +86,13 @@ TEST(FgdExperiment, LearnedWorkloadIsThePodsSeenSoFar) {
   EXPECT_EQ(e.Run("fgd-learned", 42).placement, (std::vector<std::string>{"A", "", "", ""}));
 }
 
-// fgd-lookahead sees the next pod. Nodes a-big (2 GPUs) and b-small (1 GPU); the
-// list is one-GPU pods but for the second, which wants 2 GPUs (under 5 % of the
-// list: not in FGD's target workload). p1 scores 50 on both nodes (no fragment
-// either way): fgd takes a-big, first in tie order, and p2 then fits nowhere.
-// Looking ahead, p1 on b-small leaves p2 its 50 on a-big (50 + 50 against
-// 50 + nothing): p1 goes to b-small and p2 to a-big.
+// The look-ahead sees the next pod. Nodes a-big (2 GPUs) and b-small (1 GPU);
+// the list is one-GPU pods but for the second, which wants 2 GPUs (under 5 % of
+// the list: not in FGD's target workload; not yet learned when p1 is placed).
+// p1 makes no fragment on either node: without the look-ahead it takes a-big,
+// first in tie order, and p2 then fits nowhere. Looking ahead, p1 on b-small
+// leaves p2 its score on a-big (p1's score + p2's against p1's + nothing): p1
+// goes to b-small and p2 to a-big. The same with the workload learned.
 TEST(FgdExperiment, LookAheadLeavesTheNextPodItsNode) {
   const FgdOptions o = InFileOrderByName();
   std::string pods = "p1,1000,1024,1,1000,\np2,1000,1024,2,1000,\n";
@@ -100,11 +101,21 @@ TEST(FgdExperiment, LookAheadLeavesTheNextPodItsNode) {
                               "a-big,8000,65536,2,T4\n"
                               "b-small,8000,65536,1,T4\n"),
                         Pods(pods), o);
-  const FgdSeedRun fgd = e.Run("fgd", 42), ahead = e.Run("fgd-lookahead", 42);
-  EXPECT_EQ(std::vector<std::string>(fgd.placement.begin(), fgd.placement.begin() + 2),
-            (std::vector<std::string>{"a-big", ""}));
-  EXPECT_EQ(std::vector<std::string>(ahead.placement.begin(), ahead.placement.begin() + 2),
-            (std::vector<std::string>{"b-small", "a-big"}));
+  const struct {
+    std::string policy;
+    std::vector<std::string> first_two;
+  } cases[] = {
+      {"fgd", {"a-big", ""}},
+      {"fgd-lookahead", {"b-small", "a-big"}},
+      {"load-aware-frag-learned", {"a-big", ""}},
+      {"load-aware-frag-learned-ahead", {"b-small", "a-big"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.policy);
+    const FgdSeedRun run = e.Run(c.policy, 42);
+    EXPECT_EQ(std::vector<std::string>(run.placement.begin(), run.placement.begin() + 2),
+              c.first_two);
+  }
 }
 
 // load-aware-frag-ahead rounds whole-GPU pods' FGD scores to steps of 3. Nodes a

@@ -83,7 +83,8 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
   } else if (policy == "fgd" || policy == "fgd-learned" || policy == "fgd-lookahead") {
     plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, false, fgd_score_step)), 1});
   } else if (policy == "load-aware-frag" || policy == "load-aware-frag-pack" ||
-             policy == "load-aware-frag-ahead" || policy == "load-aware-frag-learned") {
+             policy == "load-aware-frag-ahead" || policy == "load-aware-frag-learned" ||
+             policy == "load-aware-frag-learned-ahead") {
     // Tidal's load-aware filter and band score, FGD's fragmentation score (with
     // -pack: equal FGD scores go to the node left fullest; with -ahead: pods of
     // whole GPUs scored in steps of kWholeGpuScoreStep, and the placement loop
@@ -92,7 +93,9 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
     // fgd_experiment.cc) loadaware and balance score every node 50 and reject
     // none, so FGD's score (and its tie-break) decides.
     plugins.push_back({FromRegistry("loadaware", YAML::Load("{}")), 2});
-    const int whole_step = policy == "load-aware-frag-ahead" || policy == "load-aware-frag-learned"
+    const int whole_step = policy == "load-aware-frag-ahead" ||
+                                   policy == "load-aware-frag-learned" ||
+                                   policy == "load-aware-frag-learned-ahead"
                                ? kWholeGpuScoreStep
                                : 0;
     plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, policy == "load-aware-frag-pack",

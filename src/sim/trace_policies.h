@@ -24,7 +24,7 @@ inline constexpr int kWholeGpuScoreStep = 3;
 
 // random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd, load-aware-spread,
 // load-aware-pack, load-aware-frag, load-aware-frag-pack, load-aware-frag-ahead,
-// load-aware-frag-learned and fgd-learned,
+// load-aware-frag-learned, load-aware-frag-learned-ahead and fgd-learned,
 // fgd-lookahead (scored as fgd). Throws InputError naming `experiment` on
 // an unknown policy.
 std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,

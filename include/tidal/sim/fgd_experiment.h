@@ -29,8 +29,9 @@ inline constexpr std::size_t kLearnedTypesMax = 4096;
 // fgd-learned (FGD with its target workload learned online from the arriving pods),
 // fgd-lookahead (FGD seeing the next pod in the queue), load-aware-frag-ahead
 // (load-aware-frag with the look-ahead and whole-GPU pods' FGD scores in steps of 3)
-// and load-aware-frag-learned (the same without the look-ahead, its target workload
-// learned as tidal serve learns it with fgd's `tasks: learned`).
+// load-aware-frag-learned (the same without the look-ahead, its target workload
+// learned as tidal serve learns it with fgd's `tasks: learned`) and
+// load-aware-frag-learned-ahead (that with the look-ahead, which serve lacks).
 const std::vector<std::string>& FgdPolicyNames();
 // Whether `policy` places a pod seeing the next one in the queue.
 bool FgdPolicyLooksAhead(const std::string& policy);
@@ -63,11 +64,11 @@ struct FgdOptions {
   // fgd-learned: a pod seen this many pods before the newest counts half as much
   // in the learned workload (0: no decay).
   double learn_half_life_pods = 0;
-  // The learning policies (fgd-learned, load-aware-frag-learned): at each
+  // The learning policies (fgd-learned, load-aware-frag-learned[-ahead]): at each
   // relearning, each learned task type's weight is divided by (the nodes it fits
   // on)^this (WeighByScarcity); 0: by popularity only, as FGD. Unset: 0 for
   // fgd-learned, kLearnedWorkloadScarcityExponent (as tidal serve) for
-  // load-aware-frag-learned.
+  // load-aware-frag-learned[-ahead].
   std::optional<double> scarcity_exponent;
   // The fgd plugin's scoreStep for the FGD policies: 1 is the paper's score.
   int fgd_score_step = 1;
