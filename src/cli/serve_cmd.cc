@@ -192,7 +192,8 @@ int RunServe(const ServeFlags& f) {
         "metricsSource.nvlink dcgm-exporter: the NVLink competition index is counted from the pod "
         "watch (--in-cluster or --kubeconfig); without it only in-flight reservations count");
   std::unique_ptr<extender::KubeSync> sync;
-  std::unique_ptr<kube::Informer> nodes_informer, pods_informer;
+  std::unique_ptr<kube::Informer> nodes_informer, pods_informer, pending_informer;
+  std::unique_ptr<extender::PendingPods> pending;
   std::unique_ptr<extender::Binder> binder;
   if (api) {
     sync =
@@ -205,6 +206,16 @@ int RunServe(const ServeFlags& f) {
     pod_options.field_selector = "spec.nodeName!=";  // bound pods hold resources
     pods_informer = std::make_unique<kube::Informer>(*api, "/api/v1/pods", sync->pod_handler(), log,
                                                      pod_options);
+    if (config.look_ahead) {
+      // The look-ahead's queue: the unbound pods (docs/design.md#looking-ahead-in-serve).
+      pending = std::make_unique<extender::PendingPods>(log);
+      kube::InformerOptions pending_options;
+      pending_options.field_selector = "spec.nodeName=";
+      pending_informer =
+          std::make_unique<kube::Informer>(*api, "/api/v1/pods", *pending, log, pending_options);
+      ext.SetPendingPods(pending.get(),
+                         [&inflight](const std::string& pod) { return inflight.Holds(pod); });
+    }
     extender::BinderOptions bo;
     bo.reservations = config.reservations.enabled;
     binder = std::make_unique<extender::Binder>(
@@ -231,6 +242,7 @@ int RunServe(const ServeFlags& f) {
   if (api) {
     nodes_informer->Start();
     pods_informer->Start();
+    if (pending_informer) pending_informer->Start();
     log->info("tidal serve: watching nodes and pods at {}, serving /bind", api->Describe());
   }
   const char* scheme = so.tls_cert_file.empty() ? "http" : "https";
@@ -253,6 +265,7 @@ int RunServe(const ServeFlags& f) {
   if (api) {
     nodes_informer->Stop();
     pods_informer->Stop();
+    if (pending_informer) pending_informer->Stop();
   }
   refresher.Stop();
   return 0;

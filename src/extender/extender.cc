@@ -11,9 +11,11 @@
 #include "extender/fastpath/node_index.h"
 #include "extender/fastpath/parts.h"
 #include "tidal/core/text.h"
+#include "tidal/metrics/reservations.h"
 #include "tidal/policy/extender_score.h"
 #include "tidal/policy/fallback.h"
 #include "tidal/policy/learned_workload.h"
+#include "tidal/policy/look_ahead.h"
 
 namespace tidal::extender {
 
@@ -223,6 +225,7 @@ Reply Extender::Decide(std::string_view verb, std::string_view body, bool filter
   if (ReuseVerdicts(d)) return Finish(d, true);
   EvaluateParts(d);
   if (filter) {
+    LookAhead(d, d.new_memo->priorities);
     EncodeFilter(d);
   } else {
     EncodePrioritize(d);
@@ -498,17 +501,67 @@ void Extender::RememberPassed(Decision& d, std::size_t best) {
 }
 
 void Extender::EncodePrioritize(Decision& d) {
-  std::vector<HostPriority> list;
-  list.reserve(d.n);
+  std::vector<std::int64_t> priorities(d.n);
   const bool pod_ok = d.PodStatus().ok();
   for (std::size_t i = 0; i < d.n; ++i) {
     const NodeResult& res = d.Result(i);
     const bool ok = pod_ok && res.feasible();
     d.feasible += ok ? 1 : 0;
-    list.push_back({d.ctx->names[i], ok ? ToExtenderPriority(res.score) : 0});
+    priorities[i] = ok ? ToExtenderPriority(res.score) : 0;
   }
+  LookAhead(d, priorities);
+  std::vector<HostPriority> list;
+  list.reserve(d.n);
+  for (std::size_t i = 0; i < d.n; ++i) list.push_back({d.ctx->names[i], priorities[i]});
   EncodeHostPriorityList(list, &d.reply.body);
   reused_nothing_->Add(1);
+}
+
+void Extender::SetPendingPods(const PendingPods* pending,
+                              std::function<bool(const std::string&)> being_bound) {
+  pending_ = pending;
+  being_bound_ = std::move(being_bound);
+}
+
+// docs/design.md#looking-ahead-in-serve. The next pod is scored over the same
+// candidates (kube-scheduler's own filters passed them for this pod).
+void Extender::LookAhead(Decision& d, std::span<std::int64_t> priorities) {
+  if (!pending_ || !config_.look_ahead || !d.PodStatus().ok() || d.n < 2) return;
+  std::vector<double> scores(d.n, kNoAheadScore);
+  std::vector<char> feasible(d.n, 0);
+  for (std::size_t i = 0; i < d.n; ++i) {
+    const NodeResult& res = d.Result(i);
+    if (!res.feasible()) continue;
+    feasible[i] = 1;
+    scores[i] = res.score;
+  }
+  if (BestCandidates(scores).size() < 2) return;
+  // Not the next: a pod filtered already (kube-scheduler takes one pod at a time,
+  // so it is being bound, or failed and waits) or one /bind holds.
+  const std::optional<PodDemand> next =
+      pending_->NextAfter(d.pod.uid, [this](const std::string& key) {
+        {
+          std::lock_guard<std::mutex> lock(recent_mu_);
+          if (recent_keys_.count(key)) return true;
+        }
+        return being_bound_ && being_bound_(key);
+      });
+  if (!next) {
+    metrics_->look_ahead.With({"no_next"}).Add(1);
+    return;
+  }
+  const CycleState& cycle = d.ctx->parts[0].eval.cycle;
+  const std::optional<std::size_t> pick =
+      LookAheadPick(*runners_[d.stage()], *next, d.ctx->nodes, scores, [&](std::size_t i) {
+        return AfterPlacing(*d.ctx->nodes[i], d.pod, d.Result(i).gpus, cycle.memory_need_per_gpu,
+                            cycle.uses_nvlink, config_.nvlink.slots_per_gpu);
+      });
+  if (!pick) {
+    metrics_->look_ahead.With({"kept"}).Add(1);
+    return;
+  }
+  RaiseAlone(*pick, feasible, priorities);
+  metrics_->look_ahead.With({"moved"}).Add(1);
 }
 
 void Extender::SupplyWorkload(const std::unordered_map<std::string, NodeState>& nodes) {
@@ -543,9 +596,13 @@ void Extender::RememberFilter(const PodDemand& pod, std::vector<std::uint64_t>* 
       recent_passed_ -= recent_pods_.front().passed.size();
       if (recent_pods_.front().passed.capacity() > spare.capacity())
         spare = std::move(recent_pods_.front().passed);
+      if (const auto it = recent_keys_.find(recent_pods_.front().pod.Key());
+          it != recent_keys_.end() && --it->second == 0)
+        recent_keys_.erase(it);
       recent_pods_.pop_front();
     }
     recent_passed_ += passed->size();
+    ++recent_keys_[pod.Key()];
     recent_pods_.push_back({pod, std::move(*passed)});
   }
   spare.clear();

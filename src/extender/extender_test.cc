@@ -466,6 +466,93 @@ TEST(Extender, WeighsTheLearnedWorkloadByTheNodesTheRefresherBuilt) {
   EXPECT_NEAR(weight_of(8), 0.4, 1e-3);
 }
 
+// A node of 4 × 24 GiB GPUs, `free` of them nearly empty and the rest nearly full.
+NodeMetrics NodeWithFreeGpus(int free) {
+  NodeMetrics m = Node(0.05);
+  for (int i = free; i < 4; ++i) m.gpus[i].memory_used = static_cast<Bytes>(0.95 * 24 * kGi);
+  return m;
+}
+
+// The look-ahead in the filter: node two-free has two usable GPUs, one-free one.
+// By load alone the 1-GPU pod first in the queue goes to two-free (the emptier);
+// the 2-GPU pod queued after it then fits nowhere. Seeing it, the filter gives
+// one-free the top priority instead, and the 2-GPU pod takes two-free.
+TEST(Extender, LooksAheadAtTheNextPodInTheQueue) {
+  auto pod = [](const std::string& name, int gpus, const std::string& created) {
+    json p = {{"metadata",
+               {{"name", name},
+                {"namespace", "ml"},
+                {"uid", "u-" + name},
+                {"creationTimestamp", created},
+                {"annotations", {{"ai.gpu-memory", "20Gi"}}}}},
+              {"spec",
+               {{"schedulerName", "load-aware-scheduler"},
+                {"containers",
+                 {{{"name", "c"},
+                   {"image", "busybox"},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
+              {"status", {{"phase", "Pending"}}}};
+    return p.dump();
+  };
+  const std::string small = pod("small", 1, "2026-12-06T10:00:00Z"),
+                    pair = pod("pair", 2, "2026-12-06T10:00:01Z");
+  const std::vector<std::string> nodes{"two-free", "one-free"};
+  struct Case {
+    std::string name;
+    bool look_ahead;
+    std::vector<std::string> queue;
+    std::set<std::string> being_bound;
+    std::string top;
+    std::string outcome;                // the look_ahead counter that moves; empty: none
+    bool next_filtered_before = false;  // kube-scheduler took it already
+  };
+  const Case cases[] = {
+      {"looks_ahead", true, {small, pair}, {}, "one-free", "moved"},
+      {"switched_off", false, {small, pair}, {}, "two-free", ""},
+      {"next_pod_being_bound", true, {small, pair}, {"ml/pair"}, "two-free", "no_next"},
+      {"nothing_queued_after", true, {small}, {}, "two-free", "no_next"},
+      {"next_pod_fits_either_way",
+       true,
+       {small, pod("one", 1, "2026-12-06T10:00:02Z")},
+       {},
+       "two-free",
+       "kept"},
+      {"next_pod_filtered_already", true, {small, pair}, {}, "two-free", "no_next", true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f;
+    f.config.look_ahead = c.look_ahead;
+    f.source.snapshot.nodes = {{"two-free", NodeWithFreeGpus(2)},
+                               {"one-free", NodeWithFreeGpus(1)}};
+    f.ext = std::make_unique<Extender>(f.config, f.store, f.clock, f.log, &f.metrics);
+    PendingPods pending(f.log);
+    pending.Replace(c.queue);
+    f.ext->SetPendingPods(&pending,
+                          [&](const std::string& key) { return c.being_bound.count(key) > 0; });
+    f.refresher->RefreshOnce();
+    if (c.next_filtered_before) f.ext->Filter(NamesArgs(pair, {"two-free"}));
+    const json filtered = json::parse(f.ext->Filter(NamesArgs(small, nodes)).body);
+    ASSERT_EQ(Names(filtered["NodeNames"]), nodes) << filtered.dump();
+    // The prioritize that follows (the filter's memo), and one decided afresh.
+    const auto scores = Scores(f.ext->Prioritize(NamesArgs(small, nodes)).body);
+    const std::string other = c.top == "two-free" ? "one-free" : "two-free";
+    EXPECT_GT(scores.at(c.top), scores.at(other)) << c.top;
+    const int decided = c.next_filtered_before ? 1 : 2;  // filter, and a fresh prioritize
+    if (c.next_filtered_before) {
+      EXPECT_EQ(f.metrics.look_ahead.With({"no_next"}).Get(), 1);
+      continue;
+    }
+    f.ext = std::make_unique<Extender>(f.config, f.store, f.clock, f.log, &f.metrics);
+    f.ext->SetPendingPods(&pending,
+                          [&](const std::string& key) { return c.being_bound.count(key) > 0; });
+    EXPECT_EQ(Scores(f.ext->Prioritize(NamesArgs(small, nodes)).body), scores);
+    for (const char* outcome : {"moved", "kept", "no_next"})
+      EXPECT_EQ(f.metrics.look_ahead.With({outcome}).Get(), outcome == c.outcome ? decided : 0)
+          << outcome;
+  }
+}
+
 // The default profile's fgd scores only once a bound GPU pod carries
 // tidal.io/gpus-allocated (Tidal's device plugin gave it the GPUs named): the
 // pod watch tells the extender, whose cycles then say the choice is carried out.

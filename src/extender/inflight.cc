@@ -175,6 +175,11 @@ std::size_t InFlight::in_flight() const {
   return book_.in_flight();
 }
 
+bool InFlight::Holds(const std::string& pod) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return book_.all().count(pod) > 0;
+}
+
 std::size_t InFlight::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return book_.size();

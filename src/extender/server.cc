@@ -123,6 +123,7 @@ std::string Server::MetricsText() {
   AppendHistogramFamily(impl_->metrics.bind_duration, &out);
   AppendCounterFamily(impl_->metrics.bind_retries, &out);
   AppendCounterFamily(impl_->metrics.prioritize_reuse, &out);
+  AppendCounterFamily(impl_->metrics.look_ahead, &out);
   AppendCounterFamily(impl_->metrics.http_errors, &out);
   const double age = view->health.last_success_ms ? (now - view->health.last_success_ms) / 1000.0
                                                   : std::numeric_limits<double>::infinity();

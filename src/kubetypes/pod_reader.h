@@ -2,7 +2,9 @@
 // One document model over both parsers (simdjson in pod.cc, yaml-cpp in
 // pod_yaml.cc), so a Pod decodes with the same rules and the same JSON paths in
 // every message whichever text it came in. Private to kubetypes.
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -64,14 +66,22 @@ Status ReadStringMap(const V& v, const std::string& path, bool allow_numbers,
   });
 }
 
-template <class V>
-Status ReadEnv(const V& v, const std::string& path, std::map<std::string, std::string>* out) {
+// Each element of an array of objects (null and absent: none), with its path.
+template <class V, class F>
+Status ForEachObject(const V& v, const std::string& path, F f) {
   const Kind k = v.kind();
   if (IsNullish(k)) return {};
   if (k != Kind::kArray) return TypeError(path, "an array");
   return v.ForEachElement([&](std::size_t i, const V& entry) -> Status {
     const std::string p = IndexPath(path, i);
     if (entry.kind() != Kind::kObject) return TypeError(p, "an object");
+    return f(p, entry);
+  });
+}
+
+template <class V>
+Status ReadEnv(const V& v, const std::string& path, std::map<std::string, std::string>* out) {
+  return ForEachObject(v, path, [&](const std::string& p, const V& entry) -> Status {
     std::string name;
     if (Status s = ReadString(entry.Get("name"), p + ".name", &name); !s.ok()) return s;
     if (name.empty()) return TypeError(p + ".name", "a non-empty string");
@@ -114,6 +124,36 @@ Status ReadContainers(const V& v, const std::string& path, std::vector<RawContai
   });
 }
 
+// An integer (spec.priority is an int32); null and absent leave `out` as it is.
+template <class V>
+Status ReadInt(const V& v, const std::string& path, std::int64_t* out) {
+  const Kind k = v.kind();
+  if (IsNullish(k)) return {};
+  // A YAML scalar may come as text.
+  const std::optional<std::string> text =
+      k == Kind::kNumber || k == Kind::kString ? v.Text() : std::nullopt;
+  std::int64_t value = 0;
+  if (!text) return TypeError(path, "an integer");
+  const char* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (ec != std::errc() || ptr != end) return TypeError(path, "an integer");
+  *out = value;
+  return {};
+}
+
+// Whether status.conditions holds PodScheduled False for Unschedulable.
+template <class V>
+Status ReadUnschedulable(const V& v, const std::string& path, bool* out) {
+  return ForEachObject(v, path, [&](const std::string& p, const V& entry) -> Status {
+    std::string type, status, reason;
+    if (Status s = ReadString(entry.Get("type"), p + ".type", &type); !s.ok()) return s;
+    if (Status s = ReadString(entry.Get("status"), p + ".status", &status); !s.ok()) return s;
+    if (Status s = ReadString(entry.Get("reason"), p + ".reason", &reason); !s.ok()) return s;
+    if (type == "PodScheduled" && status == "False" && reason == "Unschedulable") *out = true;
+    return {};
+  });
+}
+
 // An object or nothing: *present tells which.
 template <class V>
 Status ReadSection(const V& v, const std::string& path, bool* present) {
@@ -142,6 +182,10 @@ Status DecodePod(const V& root, RawPod* out) {
       return s;
     if (!ns.empty()) out->namespace_name = std::move(ns);
     if (Status s = ReadString(metadata.Get("uid"), "metadata.uid", &out->uid); !s.ok()) return s;
+    if (Status s = ReadString(metadata.Get("creationTimestamp"), "metadata.creationTimestamp",
+                              &out->created);
+        !s.ok())
+      return s;
     if (Status s = ReadStringMap(metadata.Get("labels"), "metadata.labels", false, &out->labels);
         !s.ok())
       return s;
@@ -156,6 +200,12 @@ Status DecodePod(const V& root, RawPod* out) {
   if (present) {
     if (Status s = ReadString(spec.Get("nodeName"), "spec.nodeName", &out->node_name); !s.ok())
       return s;
+    if (Status s =
+            ReadString(spec.Get("schedulerName"), "spec.schedulerName", &out->scheduler_name);
+        !s.ok())
+      return s;
+    if (Status s = ReadInt(spec.Get("priority"), "spec.priority", &out->priority); !s.ok())
+      return s;
     if (Status s = ReadContainers(spec.Get("containers"), "spec.containers", &out->containers);
         !s.ok())
       return s;
@@ -167,8 +217,9 @@ Status DecodePod(const V& root, RawPod* out) {
 
   const V status = root.Get("status");
   if (Status s = ReadSection(status, "status", &present); !s.ok()) return s;
-  if (present) return ReadString(status.Get("phase"), "status.phase", &out->phase);
-  return {};
+  if (!present) return {};
+  if (Status s = ReadString(status.Get("phase"), "status.phase", &out->phase); !s.ok()) return s;
+  return ReadUnschedulable(status.Get("conditions"), "status.conditions", &out->unschedulable);
 }
 
 }  // namespace tidal::pod_reader

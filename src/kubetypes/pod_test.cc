@@ -246,6 +246,46 @@ struct ErrorCase {
   const char* error;  // expected part of the reason
 };
 
+// What kube-scheduler's queue orders pending pods by, and the pods it skips.
+TEST(DecodePod, QueueFields) {
+  struct Case {
+    std::string name, json;
+    std::string scheduler_name;
+    std::int64_t priority;
+    std::string created;
+    bool unschedulable;
+  };
+  const Case cases[] = {
+      {"none_given", R"({"metadata": {"name": "p"}})", "", 0, "", false},
+      {"all_given",
+       R"({"metadata": {"name": "p", "creationTimestamp": "2026-12-06T10:00:00Z"},
+           "spec": {"schedulerName": "load-aware-scheduler", "priority": -5},
+           "status": {"phase": "Pending", "conditions": [
+             {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}})",
+       "load-aware-scheduler", -5, "2026-12-06T10:00:00Z", true},
+      {"scheduled_condition_true",
+       R"({"status": {"conditions": [{"type": "PodScheduled", "status": "True"}]}})", "", 0, "",
+       false},
+      {"other_condition_unschedulable",
+       R"({"status": {"conditions": [{"type": "Ready", "status": "False",
+                                      "reason": "Unschedulable"}]}})",
+       "", 0, "", false},
+      {"priority_large", R"({"spec": {"priority": 2000001000}})", "", 2000001000, "", false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    RawPod pod;
+    ASSERT_TRUE(DecodePodJson(c.json, &pod).ok());
+    EXPECT_EQ(pod.scheduler_name, c.scheduler_name);
+    EXPECT_EQ(pod.priority, c.priority);
+    EXPECT_EQ(pod.created, c.created);
+    EXPECT_EQ(pod.unschedulable, c.unschedulable);
+  }
+  RawPod yaml;
+  ASSERT_TRUE(DecodePodYaml("spec: {priority: 7}\n", &yaml).ok());
+  EXPECT_EQ(yaml.priority, 7);
+}
+
 TEST(DecodePod, Errors) {
   const ErrorCase cases[] = {
       {"json_empty", "", "invalid JSON: "},
@@ -290,6 +330,16 @@ TEST(DecodePod, Errors) {
        "spec.containers[0].env[0].value: expected a string"},
       {"json_status_string", R"({"status": "Running"})", "status: expected an object"},
       {"json_phase_number", R"({"status": {"phase": 1}})", "status.phase: expected a string"},
+      {"json_priority_word", R"({"spec": {"priority": "high"}})",
+       "spec.priority: expected an integer"},
+      {"json_priority_fraction", R"({"spec": {"priority": 1.5}})",
+       "spec.priority: expected an integer"},
+      {"json_scheduler_name_number", R"({"spec": {"schedulerName": 1}})",
+       "spec.schedulerName: expected a string"},
+      {"json_conditions_object", R"({"status": {"conditions": {}}})",
+       "status.conditions: expected an array"},
+      {"json_condition_string", R"({"status": {"conditions": ["PodScheduled"]}})",
+       "status.conditions[0]: expected an object"},
       {"yaml_invalid", "metadata: [1, 2\n", "invalid YAML: "},
       {"yaml_bad_indent", "metadata:\n  name: a\n bad: b\n", "invalid YAML: "},
       {"yaml_empty", "", "pod: the YAML document is empty"},

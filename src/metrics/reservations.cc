@@ -73,4 +73,21 @@ void ApplyReservations(const std::vector<Reservation>& reservations, int slots_p
   node.Finalize();
 }
 
+NodeState AfterPlacing(const NodeState& node, const PodDemand& pod, GpuSet gpus,
+                       Bytes memory_per_gpu, bool uses_nvlink, int slots_per_gpu) {
+  NodeState after = node;
+  Reservation r;
+  r.pod = pod.Key();
+  r.node = node.name;
+  r.gpus = gpus;
+  r.gpu_count = pod.gpu_count;
+  r.memory_per_gpu = memory_per_gpu;
+  r.uses_nvlink = uses_nvlink;
+  r.requested_counted = false;
+  after.cpu_milli_requested += pod.cpu_milli;
+  after.memory_requested += pod.memory_request;
+  ApplyReservations({r}, slots_per_gpu, after);  // Finalize()s
+  return after;
+}
+
 }  // namespace tidal

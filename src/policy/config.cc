@@ -509,12 +509,12 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
     errors.Add("(root)", "expected a mapping");
     return c;
   }
-  CheckKeys(
-      root, "",
-      {"thresholds", "rejectThresholdSafetyMargin", "gpuMemoryDecaySlope", "metricCacheTTL",
-       "queryTimeout", "metricsStaleAfter", "nvlink", "memoryEstimate", "fallback", "reservations",
-       "loadForecast", "memoryLearning", "whenAllRejected", "tenants", "plugins", "metricsSource"},
-      errors);
+  CheckKeys(root, "",
+            {"thresholds", "rejectThresholdSafetyMargin", "gpuMemoryDecaySlope", "metricCacheTTL",
+             "queryTimeout", "metricsStaleAfter", "nvlink", "memoryEstimate", "fallback",
+             "reservations", "loadForecast", "memoryLearning", "whenAllRejected", "lookAhead",
+             "tenants", "plugins", "metricsSource"},
+            errors);
   ReadThresholds(root["thresholds"], "thresholds", &c.thresholds, errors);
   ValidateThresholds(c.thresholds, "thresholds", errors);
   ReadDouble(root, "", "rejectThresholdSafetyMargin", &c.reject_threshold_safety_margin, errors);
@@ -566,6 +566,7 @@ PolicyConfig ParsePolicyConfig(const YAML::Node& root, ConfigErrors& errors) {
     c.when_all_rejected = WhenAllRejected::kLeastLoaded;
   else
     errors.Add("whenAllRejected", "\"" + when + "\" (expected pending or least-loaded)");
+  ReadBool(root, "", "lookAhead", &c.look_ahead, errors);
   ReadTenants(root["tenants"], "tenants", c, &c.tenants, errors);
   ReadPlugins(root["plugins"], "plugins", &c.plugins, errors);
   ReadMetricsSource(root["metricsSource"], "metricsSource", &c.metrics_source, errors);
@@ -663,6 +664,7 @@ std::string DumpPolicyConfig(const PolicyConfig& c) {
       << YAML::Key << "file" << YAML::Value << ml.file << YAML::EndMap;
   out << YAML::Key << "whenAllRejected" << YAML::Value
       << (c.when_all_rejected == WhenAllRejected::kPending ? "pending" : "least-loaded");
+  out << YAML::Key << "lookAhead" << YAML::Value << c.look_ahead;
   out << YAML::Key << "tenants" << YAML::Value << YAML::BeginMap;
   for (const auto& t : c.tenants) {
     out << YAML::Key << t.namespace_name << YAML::Value << YAML::BeginMap << YAML::Key

@@ -14,6 +14,7 @@
 #include "sim/trace_policies.h"
 #include "tidal/core/status.h"
 #include "tidal/policy/fragmentation.h"
+#include "tidal/policy/look_ahead.h"
 #include "tidal/policy/milli_gpu.h"
 #include "tidal/policy/runner.h"
 #include "tidal/sim/engine.h"
@@ -439,9 +440,6 @@ class SeedPlacer {
   using Shape = std::tuple<std::int64_t, Bytes, int, int, std::vector<std::string>>;
   static constexpr double kNone = LeftmostMax::kNone;
 
-  // Measured on the four openb lists: 2, 3, 4, 8 and 16 candidates; 4 was best.
-  static constexpr std::size_t kCandidates = 4;
-
   static std::vector<std::size_t> IdentityOrder(std::size_t n) {
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), std::size_t{0});
@@ -500,28 +498,16 @@ class SeedPlacer {
     double score;
     GpuSet gpus;
   };
-  struct Ahead {
-    double best = kNone, second = kNone;
-    std::size_t best_at = std::string::npos;
-  };
 
   // The plain path: every node's verdicts scanned (the indexed path's oracle).
   void AheadByScan(const Verdicts& v, const Verdicts& w) {
-    ahead_ = Ahead{};
-    for (std::size_t n : by_name_) {  // tie order: the first of equal bests
-      if (!w.ok[n] || !(w.score[n] > kNone)) continue;
-      if (w.score[n] > ahead_.best) {
-        ahead_.second = ahead_.best;
-        ahead_.best = w.score[n];
-        ahead_.best_at = n;
-      } else if (w.score[n] > ahead_.second) {
-        ahead_.second = w.score[n];
-      }
-    }
+    ahead_ = NextPodBest{};
+    for (std::size_t n : by_name_)  // tie order: the first of equal bests
+      if (w.ok[n]) ahead_.Offer(n, w.score[n]);
     order_.clear();
     for (std::size_t n : by_name_)
       if (v.ok[n] && v.score[n] > kNone) order_.push_back(n);
-    const std::size_t m = std::min(kCandidates, order_.size());
+    const std::size_t m = std::min(kLookAheadCandidates, order_.size());
     std::partial_sort(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(m), order_.end(),
                       [&](std::size_t a, std::size_t b) {
                         return v.score[a] != v.score[b] ? v.score[a] > v.score[b]
@@ -536,7 +522,7 @@ class SeedPlacer {
   // out while the next is looked for and put back after.
   void AheadIndexed(ShapeVerdicts& v, ShapeVerdicts& w) {
     candidates_.clear();
-    while (candidates_.size() < kCandidates) {
+    while (candidates_.size() < kLookAheadCandidates) {
       const std::size_t at = tree_.Leftmost(v.best);
       if (at == std::string::npos) break;
       const std::size_t n = by_name_[at];
@@ -544,7 +530,7 @@ class SeedPlacer {
       tree_.Set(v.best, at, kNone);
     }
     for (const Candidate& c : candidates_) tree_.Set(v.best, rank_[c.node], c.score);
-    ahead_ = Ahead{};
+    ahead_ = NextPodBest{};
     const std::size_t first = tree_.Leftmost(w.best);
     if (first == std::string::npos) return;
     ahead_.best = w.best[first];
@@ -555,11 +541,10 @@ class SeedPlacer {
     tree_.Set(w.best, first, ahead_.best);
   }
 
-  // Of candidates_, the node with the highest pod score + the next pod's best
-  // after it (on that node, or elsewhere); -1 when there is none.
+  // Of candidates_, the node ChooseLookingAhead chooses; -1 when there is none.
   int BestAhead(const PodDemand& pod, const PodDemand& next, FgdSeedRun* run) {
-    int chosen = -1;
-    double chosen_value = kNone;
+    std::vector<AheadCandidate> options;
+    options.reserve(candidates_.size());
     for (const Candidate& c : candidates_) {
       NodeState after = views_[c.node];
       ApplyTracePod(&after, pod, c.gpus, +1);
@@ -567,15 +552,10 @@ class SeedPlacer {
       runner_->Evaluate(next, one, RunOptions{false, false}, &eval_, &eval_scratch_);
       ++run->node_evaluations;
       const NodeResult& r = eval_.nodes[0];
-      double next_best = c.node == ahead_.best_at ? ahead_.second : ahead_.best;
-      if (r.feasible() && r.score > next_best) next_best = r.score;
-      const double value = c.score + (next_best > kNone ? next_best : 0);
-      if (value > chosen_value) {
-        chosen_value = value;
-        chosen = static_cast<int>(c.node);
-      }
+      options.push_back({c.node, c.score, r.feasible() ? r.score : kNone});
     }
-    return chosen;
+    const std::size_t k = ChooseLookingAhead(options, ahead_);
+    return k == options.size() ? -1 : static_cast<int>(options[k].node);
   }
 
   // The pod's shape's verdicts (with the cache), or a scratch set cleared.
@@ -733,7 +713,7 @@ class SeedPlacer {
   Record rec_;
   std::vector<Candidate> candidates_;  // look-ahead
   std::vector<std::size_t> order_;     // look-ahead, plain path
-  Ahead ahead_;
+  NextPodBest ahead_;
 };
 
 // The pods are made one at a time: the listed one under its name, its copies
@@ -762,8 +742,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   // fgd-learned is FGD whose target workload is learned from the pods as they
   // arrive (TaskTypeLearner), not read from the list: none known before the first;
   // load-aware-frag-learned is what tidal serve runs with fgd's `tasks: learned`
-  // (serve sees no queue to look ahead in), load-aware-frag-learned-ahead the same
-  // seeing the next pod.
+  // without a queue to look ahead in, load-aware-frag-learned-ahead with one (serve's
+  // lookAhead).
   const bool learned = FgdPolicyLearns(policy);
   // fgd-lookahead, load-aware-frag-ahead and load-aware-frag-learned-ahead see the
   // next pod in the queue (PlaceLookingAhead), after learning from the pod placed.

@@ -142,14 +142,19 @@ class KubeScheduler {
     // The extender's memory need per GPU for the pod, when it ran.
     std::optional<Bytes> memory_need_per_gpu;
   };
+  // `next`: the pod after this one in the queue, for the extender's look-ahead
+  // (its config's lookAhead; tidal serve's, tidal/policy/look_ahead.h).
   std::optional<Choice> Decide(const PodDemand& pod, const std::vector<NodeState>& views,
-                               Random& tie_rng);
+                               Random& tie_rng, const PodDemand* next = nullptr);
 
   // The extender's Runner (null without one), for its learned memory and the
   // rebalancer's targets.
   Runner* extender() { return extender_.get(); }
 
  private:
+  void LookAhead(const PodDemand& pod, const PodDemand& next,
+                 std::span<const NodeState* const> candidates, std::span<const double> scores,
+                 std::span<const char> ok, std::span<std::int64_t> priorities);
   std::unique_ptr<Runner> intree_, extender_;
   int extender_weight_ = 0;
   Evaluation intree_eval_, ext_eval_;

@@ -553,10 +553,17 @@ class Simulation {
     SupplyWorkload(views);
     // A class that did not fit stays unfit until something is placed in this cycle.
     std::vector<const TaskClass*> failed;
-    for (int id : queue) {
-      Task& t = tasks_[id];
-      if (std::find(failed.begin(), failed.end(), t.cls) != failed.end()) continue;
-      const auto choice = scheduler_.Decide(t.pod, views, tie_rng_);
+    const auto unfit = [&](int id) {
+      return std::find(failed.begin(), failed.end(), tasks_[id].cls) != failed.end();
+    };
+    for (std::size_t at = 0; at < queue.size(); ++at) {
+      Task& t = tasks_[queue[at]];
+      if (unfit(queue[at])) continue;
+      // The next pod kube-scheduler's queue holds: tidal serve's look-ahead sees it.
+      const auto next = std::find_if(queue.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                                     queue.end(), [&](int id) { return !unfit(id); });
+      const auto choice = scheduler_.Decide(t.pod, views, tie_rng_,
+                                            next == queue.end() ? nullptr : &tasks_[*next].pod);
       std::vector<int> gpus;
       if (!choice || !GiveGpus(t, choice->node, choice->named_gpus, &gpus)) {
         failed.push_back(t.cls);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +20,7 @@
 
 #include "tidal/core/clock.h"
 #include "tidal/core/fork_join.h"
+#include "tidal/extender/pending.h"
 #include "tidal/extender/view.h"
 #include "tidal/extender/wire.h"
 #include "tidal/metrics/instruments.h"
@@ -59,6 +61,12 @@ struct ExtenderMetrics {
       "Requests answered 500 because handling them threw, by path and by what was thrown "
       "(bad_alloc, exception, unknown).",
       {"path", "reason"}};
+  Family<AtomicDouble> look_ahead{
+      "tidal_extender_look_ahead_total",
+      "Filters and prioritizes by what the look-ahead did: moved (the pod's top priority went "
+      "to another of its best nodes, leaving the next pod in the queue more), kept (its best "
+      "node was also best for both), no_next (no next pod of its scheduler is known).",
+      {"outcome"}};
   Family<AtomicDouble> prioritize_reuse{
       "tidal_extender_prioritize_reuse_total",
       "Prioritize requests by what they reused of the filter for the same pod: its answer, "
@@ -100,6 +108,12 @@ class Extender {
 
   Reply Filter(std::string_view body);
   Reply Prioritize(std::string_view body);
+
+  // The look-ahead's inputs (config lookAhead): the unbound pods in
+  // kube-scheduler's queue order, and whether a pod (namespace/name) is being
+  // bound (then not the next one). Set before serving; without it no look-ahead.
+  void SetPendingPods(const PendingPods* pending,
+                      std::function<bool(const std::string&)> being_bound);
 
   // docs/design.md#fallback: 0 normal; 1 the source has failed (or its snapshot is overdue);
   // 2 it has been failing for longer than fallback.stage2After, and some node of
@@ -189,6 +203,10 @@ class Extender {
   std::size_t LeastLoadedRejected(const Decision& d) const;
   void RememberPassed(Decision& d, std::size_t best);
   void EncodePrioritize(Decision& d);
+  // Raises in `priorities` (per candidate) the node the look-ahead chooses.
+  void LookAhead(Decision& d, std::span<std::int64_t> priorities);
+  const PendingPods* pending_ = nullptr;
+  std::function<bool(const std::string&)> being_bound_;
   Reply BadRequest(Decision& d, const Status& s);
   Reply Finish(Decision& d, bool ok);
   void LogDecision(const Decision& d, std::string_view pod_key, std::size_t nodes, int feasible,
@@ -246,6 +264,7 @@ class Extender {
   void RememberFilter(const PodDemand& pod, std::vector<std::uint64_t>* passed);
   mutable std::mutex recent_mu_;
   std::deque<Remembered> recent_pods_;  // newest last, bounded (kRecentPods, kRecentPassedNodes)
+  std::unordered_map<std::string, int> recent_keys_;  // namespace/name → entries in recent_pods_
 
   // Learns a filtered GPU pod's task type into workload_ unless it was learned already.
   void LearnWorkload(const PodDemand& pod);

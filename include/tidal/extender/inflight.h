@@ -52,6 +52,8 @@ class InFlight {
   // Changes with every Add, Remove and Expire that changed something.
   std::uint64_t generation() const;
   std::size_t in_flight() const;
+  // Whether `pod` (namespace/name) holds a reservation.
+  bool Holds(const std::string& pod) const;
   std::size_t size() const;
 
  private:

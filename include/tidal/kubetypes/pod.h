@@ -3,6 +3,7 @@
 // the pod's GPU demand. Malformed input gives a Status naming the field; a
 // malformed annotation gives a PodDemand with invalid_reason set (the pod is then
 // unresolvable everywhere), never a crash and never a looser check.
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -27,6 +28,14 @@ struct RawPod {
   std::string uid;
   std::string node_name;  // spec.nodeName
   std::string phase;      // status.phase
+  // What kube-scheduler's queue orders by and skips: spec.schedulerName,
+  // spec.priority, metadata.creationTimestamp (RFC 3339, UTC: ordered as text) and
+  // a PodScheduled condition False for Unschedulable (the pod waits outside the
+  // active queue until the cluster changes).
+  std::string scheduler_name;
+  std::int64_t priority = 0;
+  std::string created;
+  bool unschedulable = false;
   Labels labels;
   Labels annotations;
   std::vector<RawContainer> containers;

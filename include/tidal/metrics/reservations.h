@@ -78,4 +78,10 @@ class ReservationBook {
 void ApplyReservations(const std::vector<Reservation>& reservations, int slots_per_gpu,
                        NodeState& node);
 
+// `node` as it looks right after `pod` is placed on it with `gpus` (what /bind's
+// reservation adds, and the pod's CPU and memory requests): the look-ahead's
+// view of a candidate.
+NodeState AfterPlacing(const NodeState& node, const PodDemand& pod, GpuSet gpus,
+                       Bytes memory_per_gpu, bool uses_nvlink, int slots_per_gpu);
+
 }  // namespace tidal

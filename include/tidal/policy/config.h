@@ -125,6 +125,9 @@ struct PolicyConfig {
   MemoryLearningConfig memory_learning;
   MetricsSourceConfig metrics_source;
   WhenAllRejected when_all_rejected = WhenAllRejected::kPending;
+  // tidal serve with the pod watch: each pod placed with the next pod in
+  // kube-scheduler's queue in view (tidal/policy/look_ahead.h).
+  bool look_ahead = true;
   std::vector<TenantConfig> tenants;
   std::vector<PluginConfig> plugins;  // in order; defaults: loadaware, gpufit, balance
 

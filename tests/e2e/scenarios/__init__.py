@@ -1,7 +1,7 @@
 """The end-to-end scenarios: each module has nodes() (the fake cluster) and
 run(cluster, checks), and optionally policy(p) (the deploy's policy, changed)."""
-from . import (bad_input, brief_cluster, device_plugin, fragmentation, prometheus_stops, scope,
-               serve_restarts)
+from . import (bad_input, brief_cluster, device_plugin, fragmentation, look_ahead, prometheus_stops,
+               scope, serve_restarts)
 
 SCENARIOS = {
     "brief_cluster": brief_cluster,
@@ -12,4 +12,5 @@ SCENARIOS = {
     "scope": scope,
     "device_plugin": device_plugin,
     "fragmentation": fragmentation,
+    "look_ahead": look_ahead,
 }
