@@ -535,7 +535,9 @@ void Extender::LookAhead(Decision& d, std::span<std::int64_t> priorities) {
     feasible[i] = 1;
     scores[i] = res.score;
   }
-  if (BestCandidates(scores).size() < 2) return;
+  // One feasible node leaves nothing to choose (LookAheadPick says so too, but
+  // only after the queue was asked).
+  if (std::count(feasible.begin(), feasible.end(), 1) < 2) return;
   // Not the next: a pod filtered already (kube-scheduler takes one pod at a time,
   // so it is being bound, or failed and waits) or one /bind holds.
   const std::optional<PodDemand> next =
