@@ -108,12 +108,36 @@ std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState* const> 
 std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks,
                                      std::span<const NodeState* const> nodes, double exponent);
 
+// The task types laid out so that a node's fragmentation costs a step per task,
+// not one per task and GPU: the GPUs that fit each distinct per-GPU share are
+// counted once per node (a learned workload keeps up to 256 types but few
+// distinct shares, and FGD's filter measures a node once per GPU it could use).
+// Fragmentation equals NodeFragmentationAccepting for the same tasks, to the
+// bit: the same terms are added in the same order (fgd_test.cc checks it).
+class TaskShareTable {
+ public:
+  explicit TaskShareTable(std::span<const FgdTask> tasks);
+  double Fragmentation(std::int64_t cpu_left, std::span<const char> accepted,
+                       std::span<const int> free) const;
+
+ private:
+  struct Task {
+    std::int64_t cpu_milli;
+    double weight;
+    int gpus;
+    int share;  // index into shares_; -1 for a CPU-only task
+  };
+  std::vector<Task> tasks_;
+  std::vector<int> shares_;  // the distinct per-GPU shares, ascending
+};
+
 // A target workload ready to score with: its task types and which of them accept
 // each GPU model.
 struct TargetWorkload {
   explicit TargetWorkload(std::vector<FgdTask> task_types);
   std::vector<FgdTask> tasks;
   TaskModelTable models;  // built from `tasks`
+  TaskShareTable shares;  // built from `tasks`
   // Every task: one whole GPU, no CPU, any model (FGD's default workload, under
   // which a pod that shares no GPU changes no node's fragmentation).
   bool one_whole_gpu = false;

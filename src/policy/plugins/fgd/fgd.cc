@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 
 #include "tidal/policy/milli_gpu.h"
 #include "tidal/policy/yaml_util.h"
@@ -76,6 +78,64 @@ std::span<const char> TaskModelTable::Accepted(const std::string& model) const {
   return unnamed_;
 }
 
+namespace {
+// The distinct shares whose fitting GPUs are counted up front; a table with more
+// (only a configured workload could have them) counts the rest per task.
+constexpr std::size_t kCountedShares = 256;
+}  // namespace
+
+TaskShareTable::TaskShareTable(std::span<const FgdTask> tasks) {
+  for (const FgdTask& t : tasks)
+    if (t.gpus != 0) shares_.push_back(t.gpu_milli);
+  std::sort(shares_.begin(), shares_.end());
+  shares_.erase(std::unique(shares_.begin(), shares_.end()), shares_.end());
+  tasks_.reserve(tasks.size());
+  for (const FgdTask& t : tasks) {
+    const auto at = std::lower_bound(shares_.begin(), shares_.end(), t.gpu_milli);
+    tasks_.push_back(
+        {t.cpu_milli, t.weight, t.gpus, t.gpus == 0 ? -1 : static_cast<int>(at - shares_.begin())});
+  }
+}
+
+double TaskShareTable::Fragmentation(std::int64_t cpu_left, std::span<const char> accepted,
+                                     std::span<const int> free) const {
+  const std::size_t g = std::min<std::size_t>(free.size(), kMaxGpusPerNode);
+  int sorted[kMaxGpusPerNode];
+  std::int64_t idle = 0;
+  for (std::size_t i = 0; i < g; ++i) idle += sorted[i] = free[i];
+  if (idle == 0) return 0;
+  std::sort(sorted, sorted + g, std::greater<>());
+  // largest[j]: the free share of the j GPUs with the most free.
+  std::int64_t largest[kMaxGpusPerNode + 1] = {0};
+  for (std::size_t j = 0; j < g; ++j) largest[j + 1] = largest[j] + sorted[j];
+  auto count_fitting = [&](int share) {
+    std::size_t j = 0;
+    while (j < g && sorted[j] >= share) ++j;
+    return j;
+  };
+  // fitting[s]: the GPUs with at least shares_[s] free (fewer as the share grows).
+  std::uint8_t fitting[kCountedShares];
+  const std::size_t counted = std::min(shares_.size(), kCountedShares);
+  for (std::size_t s = 0, j = g; s < counted; ++s) {
+    while (j > 0 && sorted[j - 1] < shares_[s]) --j;
+    fitting[s] = static_cast<std::uint8_t>(j);
+  }
+  double frag = 0;
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    const Task& t = tasks_[i];
+    if (t.share < 0 || !accepted[i] || cpu_left < t.cpu_milli) {
+      frag += t.weight * static_cast<double>(idle);
+      continue;
+    }
+    const auto share = static_cast<std::size_t>(t.share);
+    const std::size_t fit = share < counted ? fitting[share] : count_fitting(shares_[share]);
+    // The GPUs that fit are the `fit` with the most free; the rest is the fragment.
+    const std::int64_t small = idle - largest[fit];
+    frag += t.weight * static_cast<double>(fit >= static_cast<std::size_t>(t.gpus) ? small : idle);
+  }
+  return frag;
+}
+
 double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks) {
   int free[kMaxGpusPerNode];
   const std::size_t n = node.gpus.size();
@@ -95,8 +155,8 @@ double Fgd::Fragmentation(const NodeState& node, const TargetWorkload& workload)
   int free[kMaxGpusPerNode];
   const std::size_t n = node.gpus.size();
   for (std::size_t i = 0; i < n; ++i) free[i] = node.gpus[i].milli_free;
-  return NodeFragmentationAccepting(CpuLeft(node), workload.models.Accepted(NodeGpuModel(node)),
-                                    std::span<const int>(free, n), workload.tasks);
+  return workload.shares.Fragmentation(CpuLeft(node), workload.models.Accepted(NodeGpuModel(node)),
+                                       std::span<const int>(free, n));
 }
 
 namespace {
@@ -109,9 +169,9 @@ double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, d
   const std::size_t n = node.gpus.size();
   for (std::size_t i = 0; i < n; ++i)
     free[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
-  const double after = NodeFragmentationAccepting(CpuLeft(node) - pod.cpu_milli,
-                                                  workload.models.Accepted(NodeGpuModel(node)),
-                                                  std::span<const int>(free, n), workload.tasks);
+  const double after = workload.shares.Fragmentation(CpuLeft(node) - pod.cpu_milli,
+                                                     workload.models.Accepted(NodeGpuModel(node)),
+                                                     std::span<const int>(free, n));
   const double truncated = std::trunc(100.0 * Sigmoid((before - after) / 1000.0));
   const int step = args_.StepFor(pod);
   const double score = std::floor(truncated / step) * step;
@@ -145,8 +205,16 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
   const double before = Fragmentation(node, workload);
   int best = -1;
   double best_score = 0;
+  // GPUs with the same free share leave the node alike: the first of them is
+  // scored and the others would tie with it (the first wins ties).
+  int scored_free[kMaxGpusPerNode];
+  std::size_t scored = 0;
   for (std::size_t i = 0; i < node.gpus.size(); ++i) {
-    if (node.gpus[i].milli_free < pod.gpu_milli) continue;
+    const int free = node.gpus[i].milli_free;
+    if (free < pod.gpu_milli ||
+        std::find(scored_free, scored_free + scored, free) != scored_free + scored)
+      continue;
+    scored_free[scored++] = free;
     const double s = ScoreFor(pod, node, GpuSet(std::uint64_t{1} << i), before, workload);
     if (best < 0 || s > best_score) {
       best = static_cast<int>(i);
@@ -157,6 +225,8 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
     return Status::Unfit("no GPU with " + std::to_string(pod.gpu_milli) + " milli-GPU free");
   scratch.gpus = GpuSet(std::uint64_t{1} << best);
   scratch.placed = true;
+  scratch.scored_gpus = scratch.gpus;
+  scratch.placer_score = best_score;
   return Status::Fits();
 }
 
@@ -166,6 +236,8 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
   if (Idle(cycle)) return 50;  // skipped (SkipsScore): not part of the mean
   if (node.gpus.empty() && pod.gpu_count > 0) return 50;  // no GPU known: nothing to say
   GpuSet gpus = scratch.placed ? scratch.gpus : PickGpus(node, pod, GpuPick::kBestFit);
+  // The filter scored these GPUs for this pod already.
+  if (scratch.placed && !gpus.Empty() && gpus == scratch.scored_gpus) return scratch.placer_score;
   const TargetWorkload& workload = WorkloadOf(cycle);
   return ScoreFor(pod, node, gpus, Fragmentation(node, workload), workload);
 }

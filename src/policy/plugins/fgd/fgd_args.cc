@@ -212,7 +212,7 @@ std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks,
 }
 
 TargetWorkload::TargetWorkload(std::vector<FgdTask> task_types)
-    : tasks(std::move(task_types)), models(tasks) {
+    : tasks(std::move(task_types)), models(tasks), shares(tasks) {
   one_whole_gpu = std::all_of(tasks.begin(), tasks.end(), [](const FgdTask& t) {
     return t.gpus == 1 && t.gpu_milli == kMilliPerGpu && t.cpu_milli == 0 && t.models.empty();
   });

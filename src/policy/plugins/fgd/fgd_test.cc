@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "testing/builders.h"
 
@@ -75,6 +76,58 @@ TEST(Fgd, TaskModelTableAnswersAsThePlainComparison) {
   for (std::size_t i = 0; i < tasks.size(); ++i) EXPECT_EQ(other[i] != 0, tasks[i].models.empty());
 }
 
+// The share table is a layout, not a new rule: for workloads of every kind and
+// random nodes of 0 to 8 GPUs, its fragmentation equals the plain per-task,
+// per-GPU sum to the bit.
+TEST(Fgd, TaskShareTableAnswersAsThePlainSum) {
+  struct Case {
+    const char* name;
+    int types;
+    int distinct_shares;  // per-GPU shares drawn from this many values
+    bool cpu_only_and_zero_shares;
+  };
+  const std::vector<Case> cases = {
+      {"one type", 1, 1, false},
+      {"openb-like: many types, few shares", 200, 8, false},
+      {"CPU-only types and a zero share", 40, 5, true},
+      {"more shares than are counted up front", 400, 400, false},
+  };
+  const std::vector<std::string> models = {"A10", "T4", "V100M16"};
+  std::mt19937 rng(7);
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    std::vector<FgdTask> tasks;
+    for (int i = 0; i < tc.types; ++i) {
+      FgdTask t;
+      t.cpu_milli = 1000 * static_cast<std::int64_t>(rng() % 9);
+      t.gpus = 1 + static_cast<int>(rng() % 4);
+      t.gpu_milli = 1 + static_cast<int>(rng() % tc.distinct_shares) * 997 / tc.distinct_shares;
+      if (tc.cpu_only_and_zero_shares && i % 4 == 0) t.gpus = 0;
+      if (tc.cpu_only_and_zero_shares && i % 4 == 1) t.gpu_milli = 0;
+      if (rng() % 3 == 0) t.models = {models[rng() % models.size()]};
+      t.weight = 1.0 / (1 + rng() % 50);
+      tasks.push_back(t);
+    }
+    const TaskShareTable shares(tasks);
+    const TaskModelTable table(tasks);
+    for (int node = 0; node < 2000; ++node) {
+      std::vector<int> free(rng() % 9);
+      for (int& f : free) f = rng() % 3 == 0 ? 1000 : static_cast<int>(rng() % 1001);
+      const std::string& model = models[rng() % models.size()];
+      const std::int64_t cpu = 500 * static_cast<std::int64_t>(rng() % 20);
+      const std::span<const char> accepted = table.Accepted(model);
+      ASSERT_EQ(shares.Fragmentation(cpu, accepted, free),
+                NodeFragmentationAccepting(cpu, accepted, free, tasks))
+          << "node " << node;
+    }
+  }
+  // A task whose share no GPU has free leaves the whole idle share a fragment.
+  const std::vector<FgdTask> half = {{0, 1, 500, {}, 1.0}};
+  const std::vector<int> free = {300, 200};
+  const std::vector<char> any = {1};
+  EXPECT_EQ(TaskShareTable(half).Fragmentation(0, any, free), 500);
+}
+
 TEST(Fgd, ChoosesTheGpuThatGrowsFragmentationLeast) {
   struct Case {
     const char* name;
@@ -105,6 +158,33 @@ TEST(Fgd, ChoosesTheGpuThatGrowsFragmentationLeast) {
     EXPECT_EQ(scratch.gpus.Indices(), std::vector<int>{tc.want_gpu});
     EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, scratch), tc.want_score);
   }
+}
+
+// The filter's score of the GPU it chose is the score's answer while the scratch
+// still holds that GPU; once another placer holds other GPUs, the score measures
+// those. Same node as above, pod of 300 milli: GPU3 scores 57, GPU1 51.
+TEST(Fgd, TheScoreReusesTheFiltersOnlyForTheGpusItScored) {
+  FgdArgs args;
+  args.tasks = Tasks();
+  const Fgd plugin(args);
+  const NodeState node =
+      NodeBuilder("n").MilliFree({1000, 500, 0, 300}).Resources(8000, 64 * kGi).Build();
+  const PodDemand pod = PodBuilder().Milli(1, 300).Requests(1000, kGi).Build();
+  const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+  NodeScratch filtered;
+  ASSERT_TRUE(plugin.FilterOne(cycle, node, filtered).ok());
+  EXPECT_EQ(filtered.scored_gpus.Indices(), std::vector<int>{3});
+  EXPECT_DOUBLE_EQ(filtered.placer_score, 57);
+  NodeScratch unscored;
+  unscored.gpus = filtered.gpus;
+  unscored.placed = true;
+  EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, unscored), 57);
+  NodeScratch moved = filtered;  // another placer chose GPU1 after fgd's filter
+  moved.gpus = GpuSet(std::uint64_t{1} << 1);
+  EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, moved), 51);
+  NodeScratch reused = filtered;
+  reused.placer_score = 12;  // what the score returns is the filter's, unmeasured
+  EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, reused), 12);
 }
 
 // A CPU-only pod takes no GPU, but the CPU it takes can shut GPU task types out

@@ -1,5 +1,8 @@
 #include "policy/plugins/milligpu/milligpu.h"
 
+#include <fmt/format.h>
+
+#include <iterator>
 #include <string>
 
 #include "tidal/policy/yaml_util.h"
@@ -12,17 +15,33 @@ std::string JoinModels(const std::vector<std::string>& models) {
   for (const auto& m : models) s += (s.empty() ? "" : "|") + m;
   return s;
 }
+
+// Reasons, deferred (Status::Deferred): formatted only when read (the simulators
+// reject thousands of nodes per pod and read none of them).
+void CpuShortReason(const Status::Arg* a, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "CPU {}m requested, {}m left", a[0].i, a[1].i);
+}
+void MemoryShortReason(const Status::Arg* a, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "memory {} MiB requested, {} MiB left", a[0].i, a[1].i);
+}
+void NoShareFreeReason(const Status::Arg* a, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "no GPU with {} milli-GPU free", a[0].i);
+}
+void TooFewWholeGpusReason(const Status::Arg* a, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "{} whole GPUs free, {} needed", a[0].i, a[1].i);
+}
 }  // namespace
 
 Status MilliGpu::FilterOne(const CycleState& cycle, const NodeState& node,
                            NodeScratch& scratch) const {
   const PodDemand& pod = *cycle.pod;
   if (CpuLeft(node) < pod.cpu_milli)
-    return Status::Unfit("CPU " + std::to_string(pod.cpu_milli) + "m requested, " +
-                         std::to_string(CpuLeft(node)) + "m left");
+    return Status::Deferred(Code::kUnfit, CpuShortReason,
+                            {Status::Int(pod.cpu_milli), Status::Int(CpuLeft(node))});
   if (MemoryLeft(node) < pod.memory_request)
-    return Status::Unfit("memory " + std::to_string(pod.memory_request >> 20) + " MiB requested, " +
-                         std::to_string(MemoryLeft(node) >> 20) + " MiB left");
+    return Status::Deferred(
+        Code::kUnfit, MemoryShortReason,
+        {Status::Int(pod.memory_request >> 20), Status::Int(MemoryLeft(node) >> 20)});
   if (pod.gpu_count <= 0) return Status::Fits();
   if (node.gpus.empty()) return Status::Unfit("no GPUs");
   if (!ModelAccepted(pod.gpu_models, NodeGpuModel(node)))
@@ -41,9 +60,9 @@ Status MilliGpu::FilterOne(const CycleState& cycle, const NodeState& node,
   const GpuSet gpus = PickGpus(node, pod, args_.pick, draw);
   if (gpus.Empty()) {
     if (SharesGpu(pod))
-      return Status::Unfit("no GPU with " + std::to_string(pod.gpu_milli) + " milli-GPU free");
-    return Status::Unfit(std::to_string(FullyFreeGpus(node)) + " whole GPUs free, " +
-                         std::to_string(pod.gpu_count) + " needed");
+      return Status::Deferred(Code::kUnfit, NoShareFreeReason, {Status::Int(pod.gpu_milli)});
+    return Status::Deferred(Code::kUnfit, TooFewWholeGpusReason,
+                            {Status::Int(FullyFreeGpus(node)), Status::Int(pod.gpu_count)});
   }
   scratch.gpus = gpus;
   scratch.placed = true;
