@@ -3,6 +3,7 @@
 # each for SECONDS (default 60), seeded from fuzz/corpus/<target>/ and the seed
 # files its CMake line names.
 #   scripts/fuzz.sh [SECONDS] [TARGET ...]     JOBS=N runs N targets at a time (default 1)
+# PRESET=sanitize builds and runs them in the build CI runs the sanitizer tests in.
 # A crash, hang (> 10 s on one input), leak, UB or broken invariant stops that
 # target; the script prints the reproducer and exits 1 once all have run.
 set -euo pipefail
@@ -11,12 +12,13 @@ seconds="${1:-60}"
 [ $# -gt 0 ] && shift
 jobs="${JOBS:-1}"
 
+preset="${PRESET:-fuzz}"
 scripts/install-deps.sh >&2
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$(nproc)" >&2
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset" -j "$(nproc)" >&2
 
-manifest=build/fuzz/fuzz/targets.tsv
-out=build/fuzz/run
+manifest="build/$preset/fuzz/targets.tsv"
+out="build/$preset/run"
 mkdir -p "$out/logs"
 
 wanted() {

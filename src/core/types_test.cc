@@ -10,7 +10,7 @@ std::vector<Gpu> TwoGpusLinkedBy(int links) {
   std::vector<Gpu> gpus(2);
   for (int i = 0; i < 2; ++i) {
     gpus[i].index = i;
-    gpus[i].memory_total = 80 << 30;
+    gpus[i].memory_total = Bytes{80} << 30;
     gpus[i].nvlink_peers = {{1 - i, links}};
   }
   return gpus;

@@ -58,9 +58,10 @@ struct NodeScratch {
   int nvlink_links = 0;  // links inside the chosen set, summed over pairs
   Bytes fit_slack = 0;   // Σ(free − need) over the chosen GPUs
   bool placed = false;   // a placer chose GPUs for this node
-  // A score its placer already computed for the GPUs in `scored_gpus`, for the
-  // same plugin's score to reuse while `gpus` still holds them (fgd scores each
-  // GPU a sharing pod could take in its filter).
+  // A score the plugin `scored_by` computed in its filter for the GPUs in
+  // `scored_gpus`, for its own score to reuse while `gpus` still holds them (fgd
+  // scores each GPU a sharing pod could take in its filter).
+  const void* scored_by = nullptr;
   GpuSet scored_gpus;
   double placer_score = 0;
 };

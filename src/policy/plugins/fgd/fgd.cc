@@ -225,6 +225,7 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
     return Status::Unfit("no GPU with " + std::to_string(pod.gpu_milli) + " milli-GPU free");
   scratch.gpus = GpuSet(std::uint64_t{1} << best);
   scratch.placed = true;
+  scratch.scored_by = this;
   scratch.scored_gpus = scratch.gpus;
   scratch.placer_score = best_score;
   return Status::Fits();
@@ -237,7 +238,8 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
   if (node.gpus.empty() && pod.gpu_count > 0) return 50;  // no GPU known: nothing to say
   GpuSet gpus = scratch.placed ? scratch.gpus : PickGpus(node, pod, GpuPick::kBestFit);
   // The filter scored these GPUs for this pod already.
-  if (scratch.placed && !gpus.Empty() && gpus == scratch.scored_gpus) return scratch.placer_score;
+  if (scratch.placed && scratch.scored_by == this && gpus == scratch.scored_gpus)
+    return scratch.placer_score;
   const TargetWorkload& workload = WorkloadOf(cycle);
   return ScoreFor(pod, node, gpus, Fragmentation(node, workload), workload);
 }

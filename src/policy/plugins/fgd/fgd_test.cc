@@ -185,6 +185,10 @@ TEST(Fgd, TheScoreReusesTheFiltersOnlyForTheGpusItScored) {
   NodeScratch reused = filtered;
   reused.placer_score = 12;  // what the score returns is the filter's, unmeasured
   EXPECT_DOUBLE_EQ(plugin.ScoreOne(cycle, node, reused), 12);
+  // Another fgd (here with the default workload) measures for itself.
+  const Fgd other{FgdArgs{}};
+  EXPECT_DOUBLE_EQ(other.ScoreOne(cycle, node, reused), other.ScoreOne(cycle, node, unscored));
+  EXPECT_NE(other.ScoreOne(cycle, node, reused), 12);
 }
 
 // A CPU-only pod takes no GPU, but the CPU it takes can shut GPU task types out
