@@ -3,7 +3,7 @@
 # each for SECONDS (default 60), seeded from fuzz/corpus/<target>/ and the seed
 # files its CMake line names.
 #   scripts/fuzz.sh [SECONDS] [TARGET ...]     JOBS=N runs N targets at a time (default 1)
-# PRESET=sanitize builds and runs them in the build CI runs the sanitizer tests in.
+# PRESET=sanitize takes them from CI's sanitizer build (tests and fuzz targets in one).
 # A crash, hang (> 10 s on one input), leak, UB or broken invariant stops that
 # target; the script prints the reproducer and exits 1 once all have run.
 set -euo pipefail

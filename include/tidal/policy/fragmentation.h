@@ -53,8 +53,10 @@ class TaskModelTable {
   std::vector<char> unnamed_;  // any other model: only the tasks that accept any
 };
 
-// NodeFragmentation with the tasks' acceptance of the node's model looked up in
-// `table` (built from the same `tasks`); equal to the plain one above.
+// NodeFragmentation with the tasks' acceptance of the node's model given as
+// `accepted` (TaskModelTable::Accepted for the same `tasks`); equal to the plain
+// one above. The fgd plugin scores with TaskShareTable below; this plain sum is
+// its oracle in the tests.
 double NodeFragmentationAccepting(std::int64_t cpu_left, std::span<const char> accepted,
                                   std::span<const int> free, std::span<const FgdTask> tasks);
 

@@ -238,8 +238,7 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
   if (node.gpus.empty() && pod.gpu_count > 0) return 50;  // no GPU known: nothing to say
   GpuSet gpus = scratch.placed ? scratch.gpus : PickGpus(node, pod, GpuPick::kBestFit);
   // The filter scored these GPUs for this pod already.
-  if (scratch.placed && scratch.scored_by == this && gpus == scratch.scored_gpus)
-    return scratch.placer_score;
+  if (scratch.scored_by == this && gpus == scratch.scored_gpus) return scratch.placer_score;
   const TargetWorkload& workload = WorkloadOf(cycle);
   return ScoreFor(pod, node, gpus, Fragmentation(node, workload), workload);
 }
