@@ -429,9 +429,14 @@ class SeedPlacer {
   }
 
   // From the next pod on, scores with `runner` (fgd-learned's relearned target
-  // workload): every verdict kept so far is forgotten.
+  // workload): every score kept so far is forgotten. indexed keeps which nodes
+  // each shape could not use: a relearned workload changes scores, not what fits.
   void UsePolicy(const Runner& runner) {
     runner_ = &runner;
+    if (indexed_) {
+      for (ShapeVerdicts& v : verdicts_) v.best.clear();
+      return;
+    }
     verdicts_.clear();
     shape_ids_.clear();
   }
@@ -577,7 +582,7 @@ class SeedPlacer {
       return;
     }
     v->best.assign(tree_.size(), kNone);
-    v->dead.assign(views_.size(), 0);
+    if (v->dead.empty()) v->dead.assign(views_.size(), 0);  // else kept over a relearning
     v->gpus.assign(views_.size(), GpuSet());
   }
 
@@ -600,6 +605,7 @@ class SeedPlacer {
       for (std::size_t n : dirty_index_) dirty_.push_back(&views_[n]);
     } else if (indexed_) {
       for (std::size_t n = 0; n < views_.size(); ++n) {
+        if (v->dead[n]) continue;
         dirty_.push_back(&views_[n]);
         dirty_index_.push_back(n);
       }
