@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace tidal {
 
@@ -45,6 +46,7 @@ struct NodeStateLayout {
   static_assert(InLine(offsetof(NodeState, allocatable_gpus), sizeof(int), 2));
   static_assert(InLine(offsetof(NodeState, positions_by_free_), kInlineGpus, 2));
   static_assert(InLine(offsetof(NodeState, gpu_index_), kInlineGpus, 2));
+  static_assert(InLine(offsetof(NodeState, milli_free_), kInlineGpus * sizeof(std::int16_t), 2));
 #pragma GCC diagnostic pop
 };
 
@@ -92,6 +94,9 @@ void NodeState::FinalizeInlineGpus() {
     if (seen & bit) return;
     seen |= bit;
     gpu_index_[p] = static_cast<std::int8_t>(index);
+    const int milli = gpus[p].milli_free;
+    if (milli < INT16_MIN || milli > INT16_MAX) return;  // not a share: read the GPUs
+    milli_free_[p] = static_cast<std::int16_t>(milli);
   }
   // Insertion sort by (free, index): at most kInlineGpus elements.
   for (std::size_t p = 0; p < n; ++p) {

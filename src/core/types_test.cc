@@ -225,5 +225,50 @@ TEST(NodeState, FinalizeOrdersInlineGpusAndDetectsUniformLinks) {
   }
 }
 
+// MilliFree answers what the GPUs say, from the inline copy Finalize() keeps
+// or from the GPUs themselves; a share changed after Finalize() is seen once the
+// node is finalized again (as every writer does).
+TEST(NodeState, MilliFreeIsTheGpusShares) {
+  struct Case {
+    const char* name;
+    std::vector<int> indices;  // per position
+    std::vector<int> milli;    // per position
+    bool finalize;
+    bool want_inline;
+  };
+  const Case cases[] = {
+      {"inline, in position order", {2, 0, 1}, {1000, 250, 0}, true, true},
+      {"never finalized: the GPUs", {0, 1}, {400, 600}, false, false},
+      {"more GPUs than kept inline",
+       {0, 1, 2, 3, 4, 5, 6, 7, 8},
+       {1, 2, 3, 4, 5, 6, 7, 8, 9},
+       true,
+       false},
+      {"a share too large to copy", {0, 1}, {1000, 40000}, true, false},
+      {"a negative share", {0, 1}, {-5, 1000}, true, true},
+      {"no GPUs", {}, {}, true, false},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    NodeState n;
+    for (std::size_t p = 0; p < tc.indices.size(); ++p) {
+      Gpu g;
+      g.index = tc.indices[p];
+      g.milli_free = tc.milli[p];
+      n.gpus.push_back(g);
+    }
+    if (tc.finalize) n.Finalize();
+    EXPECT_EQ(n.inline_gpus() > 0, tc.want_inline);
+    int free[kMaxGpusPerNode];
+    ASSERT_EQ(n.MilliFree(free), tc.milli.size());
+    EXPECT_EQ(std::vector<int>(free, free + tc.milli.size()), tc.milli);
+    if (tc.milli.empty()) continue;
+    n.gpus[0].milli_free = 7;
+    n.Finalize();
+    ASSERT_EQ(n.MilliFree(free), tc.milli.size());
+    EXPECT_EQ(free[0], 7);
+  }
+}
+
 }  // namespace
 }  // namespace tidal

@@ -24,13 +24,15 @@ int FullyFreeGpus(const NodeState& node) {
 GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick, std::uint64_t draw) {
   GpuSet out;
   if (pod.gpu_count <= 0) return out;
+  int free[kMaxGpusPerNode];
+  const std::size_t n = node.MilliFree(free);
   if (SharesGpu(pod) && pick == GpuPick::kRandom) {
     std::uint64_t fitting = 0;
-    for (const auto& g : node.gpus) fitting += g.milli_free >= pod.gpu_milli ? 1 : 0;
+    for (std::size_t i = 0; i < n; ++i) fitting += free[i] >= pod.gpu_milli ? 1 : 0;
     if (fitting == 0) return out;
     std::uint64_t k = draw % fitting;
-    for (std::size_t i = 0; i < node.gpus.size(); ++i)
-      if (node.gpus[i].milli_free >= pod.gpu_milli && k-- == 0) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (free[i] >= pod.gpu_milli && k-- == 0) {
         out.Add(static_cast<int>(i));
         break;
       }
@@ -38,19 +40,18 @@ GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick, std::
   }
   if (SharesGpu(pod)) {
     int best = -1;
-    for (std::size_t i = 0; i < node.gpus.size(); ++i) {
-      const int f = node.gpus[i].milli_free;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int f = free[i];
       if (f < pod.gpu_milli) continue;
-      const bool better = best < 0 || (pick == GpuPick::kBestFit ? f < node.gpus[best].milli_free
-                                                                 : f > node.gpus[best].milli_free);
+      const bool better = best < 0 || (pick == GpuPick::kBestFit ? f < free[best] : f > free[best]);
       if (better) best = static_cast<int>(i);
     }
     if (best >= 0) out.Add(best);
     return out;
   }
   int need = pod.gpu_count;
-  for (std::size_t i = 0; i < node.gpus.size() && need > 0; ++i)
-    if (node.gpus[i].milli_free >= kMilliPerGpu) {
+  for (std::size_t i = 0; i < n && need > 0; ++i)
+    if (free[i] >= kMilliPerGpu) {
       out.Add(static_cast<int>(i));
       --need;
     }

@@ -157,6 +157,7 @@ struct alignas(64) NodeState {
  private:
   std::uint8_t positions_by_free_[kInlineGpus] = {};
   std::int8_t gpu_index_[kInlineGpus] = {};
+  std::int16_t milli_free_[kInlineGpus] = {};  // gpus[p].milli_free, inline GPUs only
 
  public:
   // Where `load` is expected to go by request time + horizon (forecast − last
@@ -216,6 +217,18 @@ struct alignas(64) NodeState {
   // same, as on NVSwitch nodes (0: no peer entry at all); -1 otherwise or when
   // inline_gpus() is 0.
   int uniform_nvlink_links() const { return uniform_nvlink_links_; }
+  // Each GPU's free milli-GPU share, in `gpus` order, into `free` (room for
+  // kMaxGpusPerNode, the most it writes); returns how many. With the GPUs inline,
+  // Finalize()'s copy: placing a shared-GPU pod then reads the node state alone,
+  // not the GPU vector.
+  std::size_t MilliFree(int* free) const {
+    const std::size_t n = std::min(gpus.size(), static_cast<std::size_t>(kMaxGpusPerNode));
+    if (inline_gpus_ == n)
+      for (std::size_t p = 0; p < n; ++p) free[p] = milli_free_[p];
+    else
+      for (std::size_t p = 0; p < n; ++p) free[p] = gpus[p].milli_free;
+    return n;
+  }
 
  private:
   void FinalizeInlineGpus();

@@ -138,8 +138,7 @@ double TaskShareTable::Fragmentation(std::int64_t cpu_left, std::span<const char
 
 double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks) {
   int free[kMaxGpusPerNode];
-  const std::size_t n = node.gpus.size();
-  for (std::size_t i = 0; i < n; ++i) free[i] = node.gpus[i].milli_free;
+  const std::size_t n = node.MilliFree(free);
   return NodeFragmentation(CpuLeft(node), NodeGpuModel(node), std::span<const int>(free, n), tasks);
 }
 
@@ -153,8 +152,7 @@ bool Fgd::SkipsScore(const CycleState& cycle) const {
 
 double Fgd::Fragmentation(const NodeState& node, const TargetWorkload& workload) {
   int free[kMaxGpusPerNode];
-  const std::size_t n = node.gpus.size();
-  for (std::size_t i = 0; i < n; ++i) free[i] = node.gpus[i].milli_free;
+  const std::size_t n = node.MilliFree(free);
   return workload.shares.Fragmentation(CpuLeft(node), workload.models.Accepted(NodeGpuModel(node)),
                                        std::span<const int>(free, n));
 }
@@ -166,9 +164,8 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double Fgd::ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, double before,
                      const TargetWorkload& workload) const {
   int free[kMaxGpusPerNode];
-  const std::size_t n = node.gpus.size();
-  for (std::size_t i = 0; i < n; ++i)
-    free[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
+  const std::size_t n = node.MilliFree(free);
+  for (std::size_t i = 0; i < n; ++i) free[i] -= gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0;
   const double after = workload.shares.Fragmentation(CpuLeft(node) - pod.cpu_milli,
                                                      workload.models.Accepted(NodeGpuModel(node)),
                                                      std::span<const int>(free, n));
@@ -209,8 +206,10 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
   // scored and the others would tie with it (the first wins ties).
   int scored_free[kMaxGpusPerNode];
   std::size_t scored = 0;
-  for (std::size_t i = 0; i < node.gpus.size(); ++i) {
-    const int free = node.gpus[i].milli_free;
+  int milli_free[kMaxGpusPerNode];
+  const std::size_t gpu_count = node.MilliFree(milli_free);
+  for (std::size_t i = 0; i < gpu_count; ++i) {
+    const int free = milli_free[i];
     if (free < pod.gpu_milli ||
         std::find(scored_free, scored_free + scored, free) != scored_free + scored)
       continue;
