@@ -10,15 +10,19 @@ bool ModelAccepted(std::span<const std::string> models, const std::string& model
 }
 
 std::int64_t MilliFreeTotal(const NodeState& node) {
+  int free[kMaxGpusPerNode];
+  const std::size_t n = node.MilliFree(free);
   std::int64_t sum = 0;
-  for (const auto& g : node.gpus) sum += g.milli_free;
+  for (std::size_t i = 0; i < n; ++i) sum += free[i];
   return sum;
 }
 
 int FullyFreeGpus(const NodeState& node) {
-  int n = 0;
-  for (const auto& g : node.gpus) n += g.milli_free >= kMilliPerGpu ? 1 : 0;
-  return n;
+  int free[kMaxGpusPerNode];
+  const std::size_t n = node.MilliFree(free);
+  int whole = 0;
+  for (std::size_t i = 0; i < n; ++i) whole += free[i] >= kMilliPerGpu ? 1 : 0;
+  return whole;
 }
 
 GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick, std::uint64_t draw) {
@@ -56,12 +60,6 @@ GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick, std::
       --need;
     }
   return need == 0 ? out : GpuSet();
-}
-
-void FreeAfter(const NodeState& node, const PodDemand& pod, GpuSet gpus, std::vector<int>* free) {
-  free->resize(node.gpus.size());
-  for (std::size_t i = 0; i < node.gpus.size(); ++i)
-    (*free)[i] = node.gpus[i].milli_free - (gpus.Has(static_cast<int>(i)) ? pod.gpu_milli : 0);
 }
 
 std::uint64_t GpuPodKind(const PodDemand& pod) {

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "tidal/core/types.h"
 
@@ -39,9 +38,6 @@ enum class GpuPick { kBestFit, kWorstFit, kRandom };
 // fitting GPU numbered `draw` modulo their count; a whole-GPU pod the first
 // fully free GPUs by index. Empty when it does not fit.
 GpuSet PickGpus(const NodeState& node, const PodDemand& pod, GpuPick pick, std::uint64_t draw = 0);
-
-// Free milli-GPU per GPU after placing `pod` on `gpus`.
-void FreeAfter(const NodeState& node, const PodDemand& pod, GpuSet gpus, std::vector<int>* free);
 
 // The pod's GPU kind bit for NodeState::gpu_pod_kinds (0 for CPU-only pods).
 std::uint64_t GpuPodKind(const PodDemand& pod);

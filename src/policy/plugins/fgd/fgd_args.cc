@@ -176,8 +176,10 @@ bool FitsOnePod(const FgdTask& task, const NodeState& node) {
   if (CpuLeft(node) < task.cpu_milli) return false;
   if (task.gpus == 0) return true;
   if (!ModelAccepted(task.models, NodeGpuModel(node))) return false;
+  int free[kMaxGpusPerNode];
+  const std::size_t n = node.MilliFree(free);
   int fitting_gpus = 0;
-  for (const Gpu& gpu : node.gpus) fitting_gpus += gpu.milli_free >= task.gpu_milli ? 1 : 0;
+  for (std::size_t i = 0; i < n; ++i) fitting_gpus += free[i] >= task.gpu_milli ? 1 : 0;
   return fitting_gpus >= task.gpus;
 }
 
