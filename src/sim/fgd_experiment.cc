@@ -8,8 +8,10 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
+#include "sim/node_classes.h"
 #include "sim/scheduling.h"
 #include "sim/trace_policies.h"
 #include "tidal/core/status.h"
@@ -355,8 +357,10 @@ struct ShapeVerdicts : Verdicts {
 // indexed: instead of two scans of every node per pod (which nodes changed since
 // this shape's last pod; which feasible node scores best), a log of the changed
 // nodes and, per shape, a max-tree over the nodes in tie order whose leftmost
-// maximum is the node the scan would choose. The same decisions (the plain scans
-// are the tests' oracle); per pod, work in the changed nodes only.
+// maximum is the node the scan would choose; of the nodes to re-score, one per
+// class of nodes no plugin can tell apart (TraceNodeClasses: at 16 copies of
+// openb a shape's first pod finds 12 nodes per class). The same decisions (the
+// plain scans are the tests' oracle); per pod, work in the changed nodes only.
 class SeedPlacer {
  public:
   SeedPlacer(const FgdOptions& options, const std::string& policy, std::uint64_t seed,
@@ -383,7 +387,10 @@ class SeedPlacer {
     // Summed in the input's order, whatever the storage's: the same total to the bit.
     for (std::size_t slot : input_slot_) frag_total_ += node_frag_[slot];
     for (std::size_t k = 0; k < by_name_.size(); ++k) rank_[by_name_[k]] = k;
-    if (indexed_) seen_.assign(views_.size(), 0);
+    if (indexed_) {
+      seen_.assign(views_.size(), 0);
+      classes_.emplace(views_);
+    }
     records_.reserve(pods);
   }
 
@@ -602,13 +609,9 @@ class SeedPlacer {
         dirty_index_.push_back(n);
       }
       std::sort(dirty_index_.begin(), dirty_index_.end());
-      for (std::size_t n : dirty_index_) dirty_.push_back(&views_[n]);
     } else if (indexed_) {
-      for (std::size_t n = 0; n < views_.size(); ++n) {
-        if (v->dead[n]) continue;
-        dirty_.push_back(&views_[n]);
-        dirty_index_.push_back(n);
-      }
+      for (std::size_t n = 0; n < views_.size(); ++n)
+        if (!v->dead[n]) dirty_index_.push_back(n);
     } else {
       v->ForEachStale(node_version_, [&](std::size_t n) {
         dirty_.push_back(&views_[n]);
@@ -620,25 +623,50 @@ class SeedPlacer {
 
   // Evaluates the dirty nodes (two_stage: filters only) into v.
   void Rescore(const PodDemand& pod, ShapeVerdicts* v, bool first_of_shape, FgdSeedRun* run) {
+    if (indexed_) {
+      RescoreByClass(pod, v, first_of_shape, run);
+      return;
+    }
     if (dirty_.empty()) return;
     (two_stage_ ? *fit_ : *runner_)
         .Evaluate(pod, dirty_, RunOptions{false, false}, &eval_, &eval_scratch_);
     run->node_evaluations += dirty_.size();
-    for (std::size_t k = 0; k < dirty_.size(); ++k) {
-      const std::size_t n = dirty_index_[k];
-      const NodeResult& r = eval_.nodes[k];
-      if (indexed_) {
-        v->gpus[n] = r.gpus;
-        // Infeasible, NaN and −∞ scores are never chosen by the scan either.
-        const double leaf = r.feasible() && r.score > kNone ? r.score : kNone;
-        v->dead[n] = r.feasible() ? 0 : 1;
-        if (first_of_shape)
-          v->best[rank_[n]] = leaf;
-        else
-          tree_.Set(v->best, rank_[n], leaf);
-        continue;
+    for (std::size_t k = 0; k < dirty_.size(); ++k)
+      v->Store(dirty_index_[k], node_version_[dirty_index_[k]], eval_.nodes[k]);
+  }
+
+  // indexed: evaluates the first dirty node of each class and gives its result
+  // to the others of its class.
+  void RescoreByClass(const PodDemand& pod, ShapeVerdicts* v, bool first_of_shape,
+                      FgdSeedRun* run) {
+    if (dirty_index_.empty()) return;
+    ++class_stamp_;
+    class_seen_.resize(classes_->Count(), 0);
+    class_slot_.resize(classes_->Count());
+    dirty_.clear();
+    slot_of_.clear();
+    for (std::size_t n : dirty_index_) {
+      const std::uint32_t c = classes_->Of(n);
+      if (class_seen_[c] != class_stamp_) {
+        class_seen_[c] = class_stamp_;
+        class_slot_[c] = static_cast<std::uint32_t>(dirty_.size());
+        dirty_.push_back(&views_[n]);
       }
-      v->Store(n, node_version_[n], r);
+      slot_of_.push_back(class_slot_[c]);
+    }
+    runner_->Evaluate(pod, dirty_, RunOptions{false, false}, &eval_, &eval_scratch_);
+    run->node_evaluations += dirty_.size();
+    for (std::size_t k = 0; k < dirty_index_.size(); ++k) {
+      const std::size_t n = dirty_index_[k];
+      const NodeResult& r = eval_.nodes[slot_of_[k]];
+      v->gpus[n] = r.gpus;
+      // Infeasible, NaN and −∞ scores are never chosen by the scan either.
+      const double leaf = r.feasible() && r.score > kNone ? r.score : kNone;
+      v->dead[n] = r.feasible() ? 0 : 1;
+      if (first_of_shape)
+        v->best[rank_[n]] = leaf;
+      else
+        tree_.Set(v->best, rank_[n], leaf);
     }
   }
 
@@ -683,7 +711,10 @@ class SeedPlacer {
     node.gpu_pod_kinds |= GpuPodKind(pod);
     ApplyTracePod(&node, pod, gpus, +1);
     ++node_version_[chosen];
-    if (indexed_) changes_.push_back(static_cast<std::uint32_t>(chosen));
+    if (indexed_) {
+      changes_.push_back(static_cast<std::uint32_t>(chosen));
+      classes_->Update(static_cast<std::size_t>(chosen), node);
+    }
     frag_total_ -= node_frag_[chosen];
     frag_total_ += node_frag_[chosen] = NodeFragmentation(node, tasks_);
     rec_.allocated += PodMilliTotal(pod);
@@ -705,9 +736,14 @@ class SeedPlacer {
   ShapeVerdicts scored_;                 // two_stage: this pod's scores
   ShapeVerdicts scratch_verdicts_;       // without the cache
   std::vector<std::uint32_t> node_version_;
-  std::vector<std::uint32_t> changes_;  // indexed: node indices, one per placement
-  std::vector<std::uint32_t> seen_;     // indexed: per node, the pod that listed it last
-  std::vector<std::size_t> rank_;       // per node: position in tie order
+  std::vector<std::uint32_t> changes_;       // indexed: node indices, one per placement
+  std::vector<std::uint32_t> seen_;          // indexed: per node, the pod that listed it last
+  std::vector<std::size_t> rank_;            // per node: position in tie order
+  std::optional<TraceNodeClasses> classes_;  // indexed
+  std::uint32_t class_stamp_ = 0;            // RescoreByClass's, one per call
+  std::vector<std::uint32_t> class_seen_;    // per class: the call that saw it last
+  std::vector<std::uint32_t> class_slot_;    // per class: its node's place in dirty_
+  std::vector<std::uint32_t> slot_of_;       // per dirty node: its class's place
   const LeftmostMax tree_;
   Random tie_rng_;
   std::uint32_t pod_number_ = 0;
