@@ -386,6 +386,8 @@ class SeedPlacer {
       node_frag_[n] = NodeFragmentation(views_[n], tasks_);
     // Summed in the input's order, whatever the storage's: the same total to the bit.
     for (std::size_t slot : input_slot_) frag_total_ += node_frag_[slot];
+    input_of_.resize(input_slot_.size());
+    for (std::size_t i = 0; i < input_slot_.size(); ++i) input_of_[input_slot_[i]] = i;
     for (std::size_t k = 0; k < by_name_.size(); ++k) rank_[by_name_[k]] = k;
     if (indexed_) {
       seen_.assign(views_.size(), 0);
@@ -495,7 +497,7 @@ class SeedPlacer {
     rec_.arrived += PodMilliTotal(pod);
     if (chosen < 0) {
       ++run->failed;
-      run->placement.emplace_back();
+      run->placement.push_back(-1);
     } else {
       Apply(pod, chosen, v.gpus[chosen], run);
     }
@@ -719,7 +721,7 @@ class SeedPlacer {
     frag_total_ += node_frag_[chosen] = NodeFragmentation(node, tasks_);
     rec_.allocated += PodMilliTotal(pod);
     ++run->placed;
-    run->placement.push_back(node.name);
+    run->placement.push_back(static_cast<int>(input_of_[chosen]));
   }
 
   const std::vector<FgdTask>& tasks_;  // the measure's target workload (the list's)
@@ -727,6 +729,7 @@ class SeedPlacer {
   const std::unique_ptr<Runner> fit_;  // two_stage: milligpu alone
   const bool cache_, two_stage_, lowest_name_, indexed_;
   std::vector<std::size_t> input_slot_;  // per input node: its index in views_
+  std::vector<std::size_t> input_of_;    // per node of views_: its input index
   std::vector<NodeState> views_;
   const std::vector<std::size_t> by_name_;  // the tie order
   std::vector<double> node_frag_;
@@ -762,6 +765,15 @@ class SeedPlacer {
 // "-clone1", "-clone2", ….
 std::string CopyName(const traces::OpenbPod& listed, int copy) {
   return copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy);
+}
+
+// ToDemand(p, CopyName(p, copy), uid) into *d, in the storage it has.
+void SetDemand(const traces::OpenbPod& p, int copy, int uid, PodDemand* d) {
+  d->name.assign(p.name);
+  if (copy > 0) d->name.append("-clone").append(std::to_string(copy));
+  d->uid.assign(std::to_string(uid));
+  SetTracePodRequests(d, p.cpu_milli, p.memory_mib, p.gpus, p.gpu_milli);
+  d->gpu_models = p.gpu_models;
 }
 
 // fgd-learned relearns its target workload after the 1st, 2nd, 4th, … 1024th
@@ -810,10 +822,11 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   run.pods = static_cast<int>(clone_of.size());
   run.placement.reserve(clone_of.size());
   std::vector<int> copies(pods_.size(), 0);
+  PodDemand pod, next;  // reused: their strings keep their storage
   for (std::size_t at = 0; at < clone_of.size(); ++at) {
     const traces::OpenbPod& listed = pods_[clone_of[at]];
     const int copy = copies[clone_of[at]]++;
-    const PodDemand pod = ToDemand(listed, CopyName(listed, copy), static_cast<int>(at));
+    SetDemand(listed, copy, static_cast<int>(at), &pod);
     // fgd-learned counts every pod, as FGD's workload from the list does;
     // load-aware-frag-learned only those tidal serve's learner counts.
     if (learned && (!as_serve || WorkloadLearner::Learns(pod))) {
@@ -831,13 +844,21 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
     if (lookahead && at + 1 < clone_of.size()) {
       // The next pod as the queue shows it (its name does not matter to a score).
       const traces::OpenbPod& queued = pods_[clone_of[at + 1]];
-      placer.PlaceLookingAhead(pod, ToDemand(queued, queued.name, static_cast<int>(at + 1)), &run);
+      SetDemand(queued, 0, static_cast<int>(at + 1), &next);
+      placer.PlaceLookingAhead(pod, next, &run);
     } else {
       placer.Place(pod, &run);
     }
   }
   Discretise(placer.records(), capacity_milli_, &run);
   return run;
+}
+
+std::vector<std::string> FgdExperiment::PlacementNames(const FgdSeedRun& run) const {
+  std::vector<std::string> names;
+  names.reserve(run.placement.size());
+  for (int n : run.placement) names.push_back(n < 0 ? std::string() : nodes_[n].name);
+  return names;
 }
 
 std::vector<PodDemand> FgdExperiment::ArrivedBy100(Random& rng) const {

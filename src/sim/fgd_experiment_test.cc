@@ -52,7 +52,7 @@ TEST(FgdExperiment, BestFitByHandInFileOrder) {
                              "p4,1000,1024,1,600,\n"),
                         o);
   const FgdSeedRun r = e.Run("best-fit-milli", 42);
-  EXPECT_EQ(r.placement, (std::vector<std::string>{"B", "", "A", ""}));
+  EXPECT_EQ(e.PlacementNames(r), (std::vector<std::string>{"B", "", "A", ""}));
   EXPECT_EQ(r.placed, 2);
   EXPECT_EQ(r.failed, 2);
   // Arrived 500, 1500, 3500, 4100 of 3000; allocated 500, 500, 2500, 2500.
@@ -82,8 +82,9 @@ TEST(FgdExperiment, LearnedWorkloadIsThePodsSeenSoFar) {
                              "p3,1000,1024,2,1000,\n"
                              "p4,1000,1024,2,1000,\n"),
                         o);
-  EXPECT_EQ(e.Run("fgd", 42).placement, (std::vector<std::string>{"B", "A", "", ""}));
-  EXPECT_EQ(e.Run("fgd-learned", 42).placement, (std::vector<std::string>{"A", "", "", ""}));
+  EXPECT_EQ(e.PlacementNames(e.Run("fgd", 42)), (std::vector<std::string>{"B", "A", "", ""}));
+  EXPECT_EQ(e.PlacementNames(e.Run("fgd-learned", 42)),
+            (std::vector<std::string>{"A", "", "", ""}));
 }
 
 // The look-ahead sees the next pod. Nodes a-big (2 GPUs) and b-small (1 GPU);
@@ -113,8 +114,8 @@ TEST(FgdExperiment, LookAheadLeavesTheNextPodItsNode) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.policy);
     const FgdSeedRun run = e.Run(c.policy, 42);
-    EXPECT_EQ(std::vector<std::string>(run.placement.begin(), run.placement.begin() + 2),
-              c.first_two);
+    const std::vector<std::string> names = e.PlacementNames(run);
+    EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 2), c.first_two);
   }
 }
 
@@ -136,9 +137,11 @@ TEST(FgdExperiment, WholeGpuScoreStepLeavesNearEqualNodesToTheTieOrder) {
                               "b,8000,65536,1,T4\n"),
                         Pods(pods), o);
   const FgdSeedRun exact = e.Run("fgd-lookahead", 42), stepped = e.Run("load-aware-frag-ahead", 42);
-  EXPECT_EQ(std::vector<std::string>(exact.placement.begin(), exact.placement.begin() + 2),
+  const std::vector<std::string> exact_names = e.PlacementNames(exact),
+                                 stepped_names = e.PlacementNames(stepped);
+  EXPECT_EQ(std::vector<std::string>(exact_names.begin(), exact_names.begin() + 2),
             (std::vector<std::string>{"b", "a"}));
-  EXPECT_EQ(std::vector<std::string>(stepped.placement.begin(), stepped.placement.begin() + 2),
+  EXPECT_EQ(std::vector<std::string>(stepped_names.begin(), stepped_names.begin() + 2),
             (std::vector<std::string>{"a", "a"}));
 }
 
@@ -156,7 +159,7 @@ TEST(FgdExperiment, OfflinePlacesTheArrivedPodsLargestFirst) {
                              "p3,1000,1024,1,800,\n"),
                         o);
   const FgdSeedRun online = e.Run("best-fit-milli", 42);
-  EXPECT_EQ(online.placement, (std::vector<std::string>{"A", "B", ""}));
+  EXPECT_EQ(e.PlacementNames(online), (std::vector<std::string>{"A", "B", ""}));
   EXPECT_NEAR(e.OfflineUnallocPct("best-fit-milli", FgdOfflineOrder::kGpuFirst, 42), 30.0, 1e-9);
   EXPECT_NEAR(e.OfflineUnallocPct("fgd", FgdOfflineOrder::kGpuPlusCpu, 42), 30.0, 1e-9);
   // Pods past 100 % arrived are not the reference's: with a fourth pod the
@@ -184,12 +187,12 @@ TEST(FgdExperiment, EveryPolicyHonoursGpuModelsAndShares) {
                         o);
   for (const auto& policy : FgdPolicyNames()) {
     SCOPED_TRACE(policy);
-    const FgdSeedRun r = e.Run(policy, 7);
-    ASSERT_EQ(r.placement.size(), 4u);
-    EXPECT_EQ(r.placement[0], "B");
-    EXPECT_EQ(r.placement[1], "A");
-    EXPECT_EQ(r.placement[2], "A");
-    EXPECT_EQ(r.placement[3], "A");  // 300 + 300 share one GPU or not: 800 still fits
+    const std::vector<std::string> r = e.PlacementNames(e.Run(policy, 7));
+    ASSERT_EQ(r.size(), 4u);
+    EXPECT_EQ(r[0], "B");
+    EXPECT_EQ(r[1], "A");
+    EXPECT_EQ(r[2], "A");
+    EXPECT_EQ(r[3], "A");  // 300 + 300 share one GPU or not: 800 still fits
   }
 }
 
@@ -208,13 +211,13 @@ TEST(FgdExperiment, TiesGoToTheSmallestNameOrAtRandom) {
     SCOPED_TRACE(policy);
     const FgdExperiment by_name(nodes, pods, o);
     for (std::uint64_t seed = 1; seed <= 5; ++seed)
-      EXPECT_EQ(by_name.Run(policy, seed).placement, std::vector<std::string>{"n1"});
+      EXPECT_EQ(by_name.PlacementNames(by_name.Run(policy, seed)), std::vector<std::string>{"n1"});
   }
   o.tie_break = FgdTieBreak::kRandom;
   const FgdExperiment random(nodes, pods, o);
   std::set<std::string> seen;
   for (std::uint64_t seed = 1; seed <= 40; ++seed)
-    seen.insert(random.Run("best-fit-milli", seed).placement[0]);
+    seen.insert(random.PlacementNames(random.Run("best-fit-milli", seed))[0]);
   EXPECT_EQ(seen, (std::set<std::string>{"n1", "n10", "n2"}));
 }
 
@@ -237,12 +240,13 @@ TEST(FgdExperiment, TiesFollowASeededNodeOrderFixedForTheRun) {
   std::set<std::string> first;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     SCOPED_TRACE(seed);
-    const auto p = e.Run("gpu-packing", seed).placement;
+    const auto p = e.PlacementNames(e.Run("gpu-packing", seed));
     ASSERT_EQ(p.size(), 3u);
     EXPECT_EQ(p[0], p[1]);
     EXPECT_NE(p[1], p[2]);
-    EXPECT_EQ(e.Run("gpu-clustering", seed).placement, p);
-    EXPECT_EQ(e.Run("fgd", seed).placement, p);  // no free share changes: 50 everywhere
+    EXPECT_EQ(e.PlacementNames(e.Run("gpu-clustering", seed)), p);
+    // No free share changes: 50 everywhere.
+    EXPECT_EQ(e.PlacementNames(e.Run("fgd", seed)), p);
     first.insert(p[0]);
   }
   EXPECT_EQ(first, (std::set<std::string>{"n1", "n2", "n3"}));
@@ -366,7 +370,7 @@ TEST(FgdExperiment, ServesLearnedWorkloadLeavesOutCpuOnlyPods) {
     if (gpu_pods.size() == 600) break;
   }
   auto gpu_placements = [](const FgdSeedRun& run, const std::vector<traces::OpenbPod>& list) {
-    std::vector<std::string> out;
+    std::vector<int> out;  // the same node list: indices compare
     for (std::size_t i = 0; i < list.size(); ++i)
       if (list[i].gpus > 0) out.push_back(run.placement[i]);
     return out;

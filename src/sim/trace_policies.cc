@@ -152,15 +152,18 @@ PodDemand TracePod(const std::string& name, const std::string& uid, std::int64_t
   PodDemand d;
   d.name = name;
   d.uid = uid;
-  d.cpu_milli = cpu_milli;
-  d.memory_request = Bytes{memory_mib} * kTraceMiB;
-  d.gpu_count = gpus;
-  d.gpu_milli = gpus > 0 ? gpu_milli : 0;
-  if (gpus > 0) {
-    d.gpu_memory_per_gpu = Bytes{gpu_milli} * kTraceMiB;
-    d.gpu_memory_declared = true;
-  }
+  SetTracePodRequests(&d, cpu_milli, memory_mib, gpus, gpu_milli);
   return d;
+}
+
+void SetTracePodRequests(PodDemand* d, std::int64_t cpu_milli, std::int64_t memory_mib, int gpus,
+                         int gpu_milli) {
+  d->cpu_milli = cpu_milli;
+  d->memory_request = Bytes{memory_mib} * kTraceMiB;
+  d->gpu_count = gpus;
+  d->gpu_milli = gpus > 0 ? gpu_milli : 0;
+  d->gpu_memory_per_gpu = gpus > 0 ? Bytes{gpu_milli} * kTraceMiB : 0;
+  d->gpu_memory_declared = gpus > 0;
 }
 
 void ApplyTracePod(NodeState* node, const PodDemand& pod, const GpuSet& gpus, int sign) {

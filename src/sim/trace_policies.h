@@ -45,6 +45,10 @@ NodeState TraceNodeView(const std::string& name, std::int64_t cpu_milli, std::in
 // milli-GPU) as Tidal's load-aware plugins read it. A CPU-only pod declares none.
 PodDemand TracePod(const std::string& name, const std::string& uid, std::int64_t cpu_milli,
                    std::int64_t memory_mib, int gpus, int gpu_milli);
+// TracePod's fields set on `*d`, whose name, uid and models the caller sets
+// (reusing their storage: a loop over millions of pods allocates nothing).
+void SetTracePodRequests(PodDemand* d, std::int64_t cpu_milli, std::int64_t memory_mib, int gpus,
+                         int gpu_milli);
 
 // Adds (sign +1) or removes (sign −1) a pod's requests on `gpus` of the node; the
 // caller keeps gpu_pod_kinds (a removal cannot know which kinds remain).

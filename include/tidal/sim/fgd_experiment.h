@@ -97,7 +97,9 @@ struct FgdSeedRun {
   // Indexed by arrived % (0..130): mean over the records whose arrived % rounds
   // to it (or within ±1 when none do); NaN when there are none.
   std::vector<double> alloc_pct, frag_pct, frag_ratio_pct;
-  std::vector<std::string> placement;  // per pod in placement order: node name, "" if failed
+  // Per pod in placement order: its node's index in the experiment's node list,
+  // -1 if it failed (FgdExperiment::PlacementNames gives the names).
+  std::vector<int> placement;
 };
 
 struct FgdPolicyResult {
@@ -139,6 +141,8 @@ class FgdExperiment {
                 FgdOptions options = {});
   ~FgdExperiment();
   FgdSeedRun Run(const std::string& policy, std::uint64_t seed) const;
+  // run.placement as node names, "" for a pod that failed.
+  std::vector<std::string> PlacementNames(const FgdSeedRun& run) const;
   // A clairvoyant reference for the goal "fewer GPUs unallocated": this seed's
   // pods up to 100 % of the GPUs arrived, all known in advance, placed by
   // `policy` largest first (`order`), each that fits placed. The unallocated
