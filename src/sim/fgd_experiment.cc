@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <tuple>
 
 #include "sim/node_classes.h"
@@ -154,6 +155,25 @@ class LeftmostMax {
       if (t[up] == m) return;  // NaN never enters: callers map it to kNone
       t[up] = m;
       at = block / 8;
+    }
+  }
+  // After the leaves at the ascending positions `at` were written: their
+  // ancestors, each block once (Set's per leaf would climb once per leaf).
+  void Repair(std::vector<double>& t, std::span<const std::size_t> at,
+              std::vector<std::size_t>& blocks) const {
+    blocks.clear();
+    for (std::size_t i : at)
+      if (blocks.empty() || blocks.back() != i / 8) blocks.push_back(i / 8);
+    for (std::size_t k = 0; k + 1 < offset_.size() && !blocks.empty(); ++k) {
+      std::size_t kept = 0;  // blocks whose maximum changed, as their parents' blocks
+      for (std::size_t b : blocks) {
+        const double m = BlockMax(&t[offset_[k] + b * 8]);
+        double& up = t[offset_[k + 1] + b];
+        if (up == m) continue;
+        up = m;
+        if (kept == 0 || blocks[kept - 1] != b / 8) blocks[kept++] = b / 8;
+      }
+      blocks.resize(kept);
     }
   }
   // The first leaf holding the maximum, or npos when every leaf is kNone.
@@ -665,11 +685,9 @@ class SeedPlacer {
       // Infeasible, NaN and −∞ scores are never chosen by the scan either.
       const double leaf = r.feasible() && r.score > kNone ? r.score : kNone;
       v->dead[n] = r.feasible() ? 0 : 1;
-      if (first_of_shape)
-        v->best[rank_[n]] = leaf;
-      else
-        tree_.Set(v->best, rank_[n], leaf);
+      v->best[n] = leaf;  // stored in tie order: node index and leaf are one
     }
+    if (!first_of_shape) tree_.Repair(v->best, dirty_index_, repair_blocks_);
   }
 
   // two_stage: the policy's scores of the nodes the fit left feasible.
@@ -747,6 +765,7 @@ class SeedPlacer {
   std::vector<std::uint32_t> class_seen_;    // per class: the call that saw it last
   std::vector<std::uint32_t> class_slot_;    // per class: its node's place in dirty_
   std::vector<std::uint32_t> slot_of_;       // per dirty node: its class's place
+  std::vector<std::size_t> repair_blocks_;   // LeftmostMax::Repair's
   const LeftmostMax tree_;
   Random tie_rng_;
   std::uint32_t pod_number_ = 0;
