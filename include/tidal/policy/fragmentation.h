@@ -101,6 +101,10 @@ class TaskTypeLearner {
 // GPU models accept the node's and enough GPUs each have its share free (a
 // CPU-only task: the CPU alone).
 std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState* const> nodes);
+// NodesFitting of every task, in one pass over the nodes (each node's state read
+// once, not once per task: the passes were a relearning's cost on large clusters).
+std::vector<std::size_t> NodesFittingEach(std::span<const FgdTask> tasks,
+                                          std::span<const NodeState* const> nodes);
 
 // The target workload weighed by scarcity: each task type's weight divided by
 // (the nodes it fits on now)^exponent (at least one node), then re-normalised.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -183,15 +184,15 @@ bool FitsOnePod(const FgdTask& task, const NodeState& node) {
   return fitting_gpus >= task.gpus;
 }
 
-// Each task's weight divided by supply_of(task)^exponent (at least one node),
-// re-normalised.
-template <class SupplyOf>
-std::vector<FgdTask> Scaled(std::vector<FgdTask> tasks, SupplyOf supply_of, double exponent) {
+// Each task's weight divided by its supply (the nodes it fits on, at least
+// one)^exponent, re-normalised.
+std::vector<FgdTask> Scaled(std::vector<FgdTask> tasks, std::span<const std::size_t> supply,
+                            double exponent) {
   if (exponent == 0 || tasks.empty()) return tasks;
   double total = 0;
-  for (FgdTask& task : tasks) {
-    const double supply = static_cast<double>(std::max<std::size_t>(1, supply_of(task)));
-    task.weight /= std::pow(supply, exponent);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    FgdTask& task = tasks[i];
+    task.weight /= std::pow(static_cast<double>(std::max<std::size_t>(1, supply[i])), exponent);
     total += task.weight;
   }
   if (total > 0)
@@ -207,10 +208,34 @@ std::size_t NodesFitting(const FgdTask& task, std::span<const NodeState* const> 
   return fitting_nodes;
 }
 
+std::vector<std::size_t> NodesFittingEach(std::span<const FgdTask> tasks,
+                                          std::span<const NodeState* const> nodes) {
+  std::vector<std::size_t> fitting(tasks.size(), 0);
+  if (tasks.empty()) return fitting;
+  const TaskModelTable models(tasks);
+  for (const NodeState* node : nodes) {
+    const std::int64_t cpu_left = CpuLeft(*node);
+    const std::span<const char> accepted = models.Accepted(NodeGpuModel(*node));
+    int free[kMaxGpusPerNode];
+    const std::size_t n = node->MilliFree(free);
+    std::sort(free, free + n, std::greater<>());  // free[k - 1]: the k-th most free
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const FgdTask& t = tasks[i];
+      if (cpu_left < t.cpu_milli) continue;
+      const bool fits =
+          t.gpus == 0 || (accepted[i] && t.gpus > 0 && static_cast<std::size_t>(t.gpus) <= n &&
+                          free[t.gpus - 1] >= t.gpu_milli);
+      fitting[i] += fits ? 1 : 0;
+    }
+  }
+  return fitting;
+}
+
 std::vector<FgdTask> WeighByScarcity(std::vector<FgdTask> tasks,
                                      std::span<const NodeState* const> nodes, double exponent) {
-  return Scaled(
-      std::move(tasks), [&](const FgdTask& task) { return NodesFitting(task, nodes); }, exponent);
+  if (exponent == 0 || tasks.empty()) return tasks;
+  const std::vector<std::size_t> fitting = NodesFittingEach(tasks, nodes);
+  return Scaled(std::move(tasks), fitting, exponent);
 }
 
 TargetWorkload::TargetWorkload(std::vector<FgdTask> task_types)
@@ -246,7 +271,8 @@ void WorkloadLearner::Supply(std::span<const NodeState* const> nodes) {
   }
   // Counted outside the lock: this grows with the cluster.
   std::map<TaskKey, std::size_t> supply;
-  for (const FgdTask& task : tasks) supply[KeyOf(task)] = NodesFitting(task, nodes);
+  const std::vector<std::size_t> fitting = NodesFittingEach(tasks, nodes);
+  for (std::size_t i = 0; i < tasks.size(); ++i) supply[KeyOf(tasks[i])] = fitting[i];
   std::lock_guard<std::mutex> lock(mu_);
   supply_ = std::move(supply);
   supplied_nodes_ = nodes.size();
@@ -257,13 +283,13 @@ void WorkloadLearner::Supply(std::span<const NodeState* const> nodes) {
 void WorkloadLearner::Publish() {
   std::vector<FgdTask> tasks = learner_.Tasks(popularity_pct_);
   if (supplied_) {
-    tasks = Scaled(
-        std::move(tasks),
-        [&](const FgdTask& task) {
-          const auto it = supply_.find(KeyOf(task));
-          return it == supply_.end() ? supplied_nodes_ : it->second;
-        },
-        scarcity_exponent_);
+    std::vector<std::size_t> supply;
+    supply.reserve(tasks.size());
+    for (const FgdTask& task : tasks) {
+      const auto it = supply_.find(KeyOf(task));
+      supply.push_back(it == supply_.end() ? supplied_nodes_ : it->second);
+    }
+    tasks = Scaled(std::move(tasks), supply, scarcity_exponent_);
   }
   current_ = std::make_shared<const TargetWorkload>(std::move(tasks));
 }

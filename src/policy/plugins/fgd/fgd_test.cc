@@ -635,6 +635,48 @@ TEST(Fgd, WeighByScarcityByHand) {
   EXPECT_TRUE(WeighByScarcity({}, nodes, 1).empty());
 }
 
+// NodesFittingEach counts every task in one pass over the nodes; NodesFitting,
+// one task at a time, is its oracle. Random nodes (0-8 GPUs, three models, CPU
+// partly taken) and random tasks, CPU-only and model-bound ones among them.
+TEST(Fgd, NodesFittingEachCountsAsOneTaskAtATime) {
+  struct Case {
+    const char* name;
+    int types;
+    int nodes;
+  };
+  const Case cases[] = {{"no task", 0, 50}, {"no node", 20, 0}, {"many of both", 120, 1500}};
+  const std::vector<std::string> models = {"A10", "T4", "V100M16"};
+  std::mt19937 rng(11);
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    std::vector<FgdTask> tasks;
+    for (int i = 0; i < tc.types; ++i) {
+      FgdTask t;
+      t.cpu_milli = 1000 * static_cast<std::int64_t>(rng() % 9);
+      t.gpus = i % 5 == 0 ? 0 : 1 + static_cast<int>(rng() % 8);
+      t.gpu_milli = t.gpus == 0 ? 0 : 1 + static_cast<int>(rng() % 1000);
+      if (rng() % 3 == 0) t.models = {models[rng() % models.size()]};
+      t.weight = 1;
+      tasks.push_back(t);
+    }
+    std::vector<NodeState> built;
+    for (int n = 0; n < tc.nodes; ++n) {
+      std::vector<int> free(rng() % 9);
+      for (int& f : free) f = rng() % 3 == 0 ? 1000 : static_cast<int>(rng() % 1001);
+      built.push_back(NodeBuilder("n" + std::to_string(n))
+                          .MilliFree(free, models[rng() % models.size()])
+                          .Resources(8000, 64 * kGi, 500 * static_cast<std::int64_t>(rng() % 17))
+                          .Build());
+    }
+    std::vector<const NodeState*> nodes;
+    for (const NodeState& n : built) nodes.push_back(&n);
+    const std::vector<std::size_t> each = NodesFittingEach(tasks, nodes);
+    ASSERT_EQ(each.size(), tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+      EXPECT_EQ(each[i], NodesFitting(tasks[i], nodes)) << "task " << i;
+  }
+}
+
 // The learner weighs its types by the nodes each fits on in the cluster last
 // supplied: 3 pods of one whole GPU and 1 of four. Of two nodes with 4 free GPUs
 // and 2 with 1, the 1-GPU type fits 4 and the 4-GPU type 2: with exponent 1 the
