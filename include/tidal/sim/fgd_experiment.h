@@ -77,8 +77,9 @@ struct FgdOptions {
   bool cache_by_shape = true;  // re-score only nodes changed since a same-shaped pod
   // With the cache and the name tie-break: find a pod's changed nodes in a log of
   // placements and its best node in a per-shape max-tree over the tie order,
-  // instead of scanning every node per pod. The same decisions; off: the plain
-  // scans (the tests' oracle).
+  // instead of scanning every node per pod, and evaluate one node per class of
+  // nodes no plugin can tell apart (TraceNodeClasses). The same decisions; off:
+  // the plain scans (the tests' oracle).
   bool indexed = true;
   FgdTieBreak tie_break = FgdTieBreak::kLowestName;
   // The authors' simulator renames every node "%04d-<name>" before placing
