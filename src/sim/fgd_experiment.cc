@@ -66,9 +66,20 @@ std::string FgdPaperName(const std::string& policy) {
 
 namespace {
 
-PodDemand ToDemand(const traces::OpenbPod& p, const std::string& name, int uid) {
-  PodDemand d = TracePod(name, std::to_string(uid), p.cpu_milli, p.memory_mib, p.gpus, p.gpu_milli);
-  d.gpu_models = p.gpu_models;
+// Listed pod `p` as a trace pod, copy number `copy` of it: the listed one under
+// its name, its copies "-clone1", "-clone2", …. Set in *d's storage, so that a
+// loop reusing one PodDemand allocates nothing per pod.
+void SetDemand(const traces::OpenbPod& p, int copy, int uid, PodDemand* d) {
+  d->name.assign(p.name);
+  if (copy > 0) d->name.append("-clone").append(std::to_string(copy));
+  d->uid.assign(std::to_string(uid));
+  SetTracePodRequests(d, p.cpu_milli, p.memory_mib, p.gpus, p.gpu_milli);
+  d->gpu_models = p.gpu_models;
+}
+
+PodDemand ToDemand(const traces::OpenbPod& p, int copy, int uid) {
+  PodDemand d;
+  SetDemand(p, copy, uid, &d);
   return d;
 }
 
@@ -251,7 +262,7 @@ FgdExperiment::FgdExperiment(std::vector<traces::OpenbNode> nodes,
   std::vector<PodDemand> listed;
   listed.reserve(pods_.size());
   for (std::size_t i = 0; i < pods_.size(); ++i)
-    listed.push_back(ToDemand(pods_[i], pods_[i].name, static_cast<int>(i)));
+    listed.push_back(ToDemand(pods_[i], 0, static_cast<int>(i)));
   auto impl = std::make_unique<Impl>();
   impl->tasks = TypicalTasks(listed, options_.popularity_pct);
   impl_ = std::move(impl);
@@ -780,21 +791,6 @@ class SeedPlacer {
   NextPodBest ahead_;
 };
 
-// The pods are made one at a time: the listed one under its name, its copies
-// "-clone1", "-clone2", ….
-std::string CopyName(const traces::OpenbPod& listed, int copy) {
-  return copy == 0 ? listed.name : listed.name + "-clone" + std::to_string(copy);
-}
-
-// ToDemand(p, CopyName(p, copy), uid) into *d, in the storage it has.
-void SetDemand(const traces::OpenbPod& p, int copy, int uid, PodDemand* d) {
-  d->name.assign(p.name);
-  if (copy > 0) d->name.append("-clone").append(std::to_string(copy));
-  d->uid.assign(std::to_string(uid));
-  SetTracePodRequests(d, p.cpu_milli, p.memory_mib, p.gpus, p.gpu_milli);
-  d->gpu_models = p.gpu_models;
-}
-
 // fgd-learned relearns its target workload after the 1st, 2nd, 4th, … 1024th
 // pod, often while little is known, then every time as many pods have arrived as
 // the cluster has nodes (at least 1024). Each relearning re-scores every node for
@@ -890,7 +886,7 @@ std::vector<PodDemand> FgdExperiment::ArrivedBy100(Random& rng) const {
     if (total + listed.TotalMilli() > capacity_milli_) break;
     total += listed.TotalMilli();
     const int copy = copies[i]++;
-    arrived.push_back(ToDemand(listed, CopyName(listed, copy), static_cast<int>(arrived.size())));
+    arrived.push_back(ToDemand(listed, copy, static_cast<int>(arrived.size())));
   }
   return arrived;
 }
