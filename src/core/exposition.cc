@@ -3,43 +3,13 @@
 #include <charconv>
 #include <cmath>
 
+#include "tidal/core/text.h"
+
 namespace tidal {
 
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// The length of the well-formed sequence at text[i] (1 for ASCII), else 0 and, in
-// *bad, how many bytes its maximal subpart takes (at least 1).
-std::size_t Utf8SequenceAt(std::string_view text, std::size_t i, std::size_t* bad) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xbf;  // Table 3-7: the allowed second bytes
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;   // overlong
-    if (lead == 0xed) high = 0x9f;  // UTF-16 surrogates
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;   // overlong
-    if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
-  } else {
-    *bad = 1;  // a continuation byte, C0/C1 (overlong) or F5..FF: never a lead
-    return 0;
-  }
-  std::size_t k = 1;
-  for (; k < length && i + k < text.size(); ++k) {
-    const unsigned char b = byte(i + k);
-    if (k == 1 ? b < low || b > high : (b & 0xc0) != 0x80) break;
-  }
-  if (k == length) return length;
-  *bad = k;  // the lead and the continuation bytes that could still have followed it
-  return 0;
-}
 
 }  // namespace
 

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 
+#include "metrics/readings.h"
 #include "tidal/core/text.h"
 
 namespace tidal {
@@ -21,28 +21,6 @@ constexpr const char* kCompetition = "ai_nvlink_competition_index";
 // the extender must not depend on which rules a Prometheus loads.
 constexpr const char* kAwait = "ai_storage_await_seconds";
 
-std::optional<int> ParseIndex(const Labels& labels, const char* key) {
-  const auto it = labels.find(key);
-  if (it == labels.end()) return std::nullopt;
-  int v = -1;
-  const auto& s = it->second;
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0 || v >= kMaxGpusPerNode)
-    return std::nullopt;
-  return v;
-}
-
-std::string Describe(const std::string& name, const Labels& labels) {
-  std::string out = name + "{";
-  bool first = true;
-  for (const auto& [k, v] : labels) {
-    if (k == "__name__" || k == "instance" || k == "job") continue;
-    out += (first ? "" : ",") + k + "=" + QuoteInput(v);
-    first = false;
-  }
-  return out + "}";
-}
-
 // Per GPU while building: duplicates of one family must agree.
 struct GpuAcc {
   std::optional<double> used, total, nvlink;
@@ -56,17 +34,6 @@ struct NodeAcc {
   double await_ms = 0;
   std::vector<std::string> problems;
 };
-
-void Merge(std::optional<double>* slot, double value, const std::string& what, NodeAcc* node) {
-  if (slot->has_value() && **slot != value) {
-    node->problems.push_back(
-        fmt::format("{}: duplicated series disagree ({} and {})", what, **slot, value));
-    // Keep the worse reading: more memory used, less total, more NVLink.
-    *slot = std::max(**slot, value);
-    return;
-  }
-  *slot = value;
-}
 
 }  // namespace
 
@@ -99,13 +66,13 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
     const std::string& name = name_it->second;
     NodeAcc& node = acc[node_it->second];
     const double v = s.points.back().value;
-    const std::string what = Describe(name, s.metric);
+    const std::string what = readings::DescribeSeries(name, s.metric);
     if (!std::isfinite(v) || v < 0) {
       node.problems.push_back(fmt::format("{} = {}: expected a finite value ≥ 0", what, v));
       continue;
     }
     if (name == kCompetition) {
-      Merge(&node.competition, v, what, &node);
+      readings::Merge(&node.competition, v, what, &node.problems);
       continue;
     }
     if (name == kAwait) {
@@ -118,7 +85,7 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
       node.await_ms = std::max(node.await_ms, ms);  // the worst device decides
       continue;
     }
-    const auto gpu = ParseIndex(s.metric, "gpu_id");
+    const auto gpu = readings::GpuIndex(s.metric, "gpu_id");
     if (!gpu) {
       node.problems.push_back(what + ": expected a gpu_id label 0.." +
                               std::to_string(kMaxGpusPerNode - 1));
@@ -126,15 +93,15 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
     }
     GpuAcc& g = node.gpus[*gpu];
     if (name == kUsed || name == kTotal) {
-      Merge(name == kUsed ? &g.used : &g.total, v, what, &node);
+      readings::Merge(name == kUsed ? &g.used : &g.total, v, what, &node.problems);
       if (const auto it = s.metric.find("uuid"); it != s.metric.end() && !it->second.empty())
         g.uuid = it->second;
       if (const auto it = s.metric.find("model"); it != s.metric.end() && !it->second.empty())
         g.model = it->second;
     } else if (name == kNvlinkUtil) {
-      Merge(&g.nvlink, std::min(v, 1.0), what, &node);
+      readings::Merge(&g.nvlink, std::min(v, 1.0), what, &node.problems);
     } else if (name == kPeerLinks) {
-      const auto peer = ParseIndex(s.metric, "peer_gpu_id");
+      const auto peer = readings::GpuIndex(s.metric, "peer_gpu_id");
       if (!peer) {
         node.problems.push_back(what + ": expected a peer_gpu_id label");
         continue;
@@ -172,6 +139,10 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
     for (auto& [index, g] : a.gpus) {
       if (!g.used || !g.total) {
         m.problems.push_back(fmt::format("GPU {}: {} is missing", index, g.used ? kTotal : kUsed));
+        continue;
+      }
+      if (auto problem = readings::GpuMemoryProblem(index, *g.used, *g.total)) {
+        m.problems.push_back(std::move(*problem));
         continue;
       }
       Gpu gpu;

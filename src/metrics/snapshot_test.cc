@@ -115,6 +115,23 @@ TEST(Snapshot, DoubtfulReadingsMakeTheNodeUnknown) {
        {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "x"}}, 1)},
        false,
        "gpu_id"},
+      // As the other sources' path checks (sources.cc): a GPU whose used memory
+      // exceeds its total, or whose total is no GPU's, is a doubtful reading.
+      {"used above total",
+       {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "2"}}, 90 * kGiB),
+        S("ai_gpu_memory_total_bytes", {{"node", "n1"}, {"gpu_id", "2"}}, 80 * kGiB)},
+       false,
+       "GPU 2: used 92160 MiB exceeds total 81920 MiB"},
+      {"a total of 0 (it would read as idle)",
+       {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "2"}}, 0),
+        S("ai_gpu_memory_total_bytes", {{"node", "n1"}, {"gpu_id", "2"}}, 0)},
+       false,
+       "GPU 2: total memory 0 MiB: expected at least 1 MiB"},
+      {"a total beyond any byte count",
+       {S("ai_gpu_memory_used_bytes", {{"node", "n1"}, {"gpu_id", "2"}}, 0),
+        S("ai_gpu_memory_total_bytes", {{"node", "n1"}, {"gpu_id", "2"}}, 1e30)},
+       false,
+       "GPU 2: total memory"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

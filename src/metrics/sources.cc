@@ -1,14 +1,14 @@
 // Snapshots from dcgm-exporter and node-exporter, alone or mixed with the agent
 // per dimension (docs/metrics-sources.md). The agent-only path is BuildSnapshot
-// in snapshot.cc, untouched by this file.
+// in snapshot.cc; both read labels and judge readings alike (readings.h).
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
 
+#include "metrics/readings.h"
 #include "tidal/core/text.h"
 #include "tidal/metrics/snapshot.h"
 
@@ -41,33 +41,6 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr const char* kSeriesMark = "tidal_series";
 constexpr const char* kDiskAwait = "node_disk_await_seconds";
 constexpr const char* kSourceMark = "tidal_source";
-
-std::optional<int> Index(const Labels& labels, const char* key) {
-  const auto it = labels.find(key);
-  if (it == labels.end()) return std::nullopt;
-  int v = -1;
-  const auto& s = it->second;
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0 || v >= kMaxGpusPerNode)
-    return std::nullopt;
-  return v;
-}
-
-std::string Label(const Labels& labels, const char* key) {
-  const auto it = labels.find(key);
-  return it == labels.end() ? std::string() : it->second;
-}
-
-std::string DescribeSeries(const std::string& name, const Labels& labels) {
-  std::string out = name + "{";
-  bool first = true;
-  for (const auto& [k, v] : labels) {
-    if (k == "__name__" || k == "instance" || k == "job" || k == kSeriesMark) continue;
-    out += (first ? "" : ",") + k + "=" + QuoteInput(v);
-    first = false;
-  }
-  return out + "}";
-}
 
 std::string PromDuration(TimeMs ms) {
   return ms % 1000 == 0 ? fmt::format("{}s", ms / 1000) : fmt::format("{}ms", ms);
@@ -105,21 +78,11 @@ struct NodeAcc {
   std::vector<std::string> problems;
 };
 
-void Merge(std::optional<double>* slot, double value, const std::string& what, NodeAcc* node) {
-  if (slot->has_value() && **slot != value) {
-    node->problems.push_back(
-        fmt::format("{}: two series for one GPU disagree ({} and {})", what, **slot, value));
-    *slot = std::max(**slot, value);  // the worse reading, as the agent path keeps
-    return;
-  }
-  *slot = value;
-}
-
 // A dcgm-exporter series names its GPU by `gpu` and `UUID`: two different UUIDs
 // at one index on one node mean the node label does not tell nodes apart (or MIG
 // instances, which Tidal does not read).
 bool SameGpu(GpuAcc& g, const Labels& labels, const std::string& what, NodeAcc* node) {
-  const std::string uuid = Label(labels, "UUID");
+  const std::string uuid = readings::Label(labels, "UUID");
   if (!uuid.empty() && !g.uuid.empty() && uuid != g.uuid) {
     node->problems.push_back(fmt::format(
         "{}: a second GPU at this index (UUID {} and {}): expected one series per GPU; the node "
@@ -127,12 +90,12 @@ bool SameGpu(GpuAcc& g, const Labels& labels, const std::string& what, NodeAcc* 
         what, QuoteInput(g.uuid), QuoteInput(uuid)));
     return false;
   }
-  if (!Label(labels, "GPU_I_ID").empty()) {
+  if (!readings::Label(labels, "GPU_I_ID").empty()) {
     node->problems.push_back(what + ": a MIG instance (GPU_I_ID): expected whole GPUs");
     return false;
   }
   if (!uuid.empty()) g.uuid = uuid;
-  if (const std::string m = Label(labels, "modelName"); !m.empty()) g.model = m;
+  if (const std::string m = readings::Label(labels, "modelName"); !m.empty()) g.model = m;
   return true;
 }
 
@@ -204,8 +167,8 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
   std::map<K, std::size_t> unlabelled;
   for (const prom::Series& s : series.series) {
     if (s.points.empty()) continue;
-    std::string name = Label(s.metric, "__name__");
-    if (Label(s.metric, kSeriesMark) == kDiskAwait) name = kDiskAwait;
+    std::string name = readings::Label(s.metric, "__name__");
+    if (readings::Label(s.metric, kSeriesMark) == kDiskAwait) name = kDiskAwait;
     if (name.empty()) continue;
     const K source = name.rfind("DCGM_", 0) == 0 ? K::kDcgmExporter
                      : name == kDiskAwait        ? K::kNodeExporter
@@ -213,14 +176,14 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
     const std::string& label = source == K::kDcgmExporter   ? c.dcgm_node_label
                                : source == K::kNodeExporter ? c.node_exporter_node_label
                                                             : agent_node_label;
-    const std::string node_name = Label(s.metric, label.c_str());
+    const std::string node_name = readings::Label(s.metric, label.c_str());
     if (node_name.empty()) {
       ++unlabelled[source];
       continue;
     }
     NodeAcc& node = acc[node_name];
     const double v = s.points.back().value;
-    const std::string what = DescribeSeries(name, s.metric);
+    const std::string what = readings::DescribeSeries(name, s.metric);
     // The memory source's series put the node in the snapshot, doubtful or not:
     // a bad reading must make it unknown, not leave it out unexplained.
     const bool memory_family = c.gpu_memory == K::kDcgmExporter
@@ -232,7 +195,7 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
       continue;
     }
     if (name == kAgentCompetition) {
-      Merge(&node.competition, v, what, &node);
+      readings::Merge(&node.competition, v, what, &node.problems);
       continue;
     }
     if (name == kAgentAwait || name == kDiskAwait) {
@@ -246,7 +209,7 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
       continue;
     }
     const bool dcgm = source == K::kDcgmExporter;
-    const auto gpu = Index(s.metric, dcgm ? "gpu" : "gpu_id");
+    const auto gpu = readings::GpuIndex(s.metric, dcgm ? "gpu" : "gpu_id");
     if (!gpu) {
       node.problems.push_back(fmt::format("{}: expected a {} label 0..{}", what,
                                           dcgm ? "gpu" : "gpu_id", kMaxGpusPerNode - 1));
@@ -256,31 +219,31 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
     if (dcgm) {
       if (!SameGpu(g, s.metric, what, &node)) continue;
       if (name == kFbUsed)
-        Merge(&g.used, v * kMiB, what, &node);
+        readings::Merge(&g.used, v * kMiB, what, &node.problems);
       else if (name == kFbFree)
-        Merge(&g.free, v * kMiB, what, &node);
+        readings::Merge(&g.free, v * kMiB, what, &node.problems);
       else if (name == kFbReserved)
-        Merge(&g.reserved, v * kMiB, what, &node);
+        readings::Merge(&g.reserved, v * kMiB, what, &node.problems);
       else if (name == kFbTotal)
-        Merge(&g.fb_total, v * kMiB, what, &node);
+        readings::Merge(&g.fb_total, v * kMiB, what, &node.problems);
       else if (name == kNvlinkTx)
-        Merge(&g.tx, v, what, &node);
+        readings::Merge(&g.tx, v, what, &node.problems);
       else if (name == kNvlinkRx)
-        Merge(&g.rx, v, what, &node);
+        readings::Merge(&g.rx, v, what, &node.problems);
       else if (name == kNvlinkTotal)
-        Merge(&g.bw, v * c.dcgm_bandwidth_total_bytes_per_unit, what, &node);
+        readings::Merge(&g.bw, v * c.dcgm_bandwidth_total_bytes_per_unit, what, &node.problems);
       node.nvlink_series =
           node.nvlink_series || name == kNvlinkTx || name == kNvlinkRx || name == kNvlinkTotal;
       continue;
     }
     if (name == kAgentUsed || name == kAgentTotal) {
-      Merge(name == kAgentUsed ? &g.used : &g.total, v, what, &node);
-      if (const std::string u = Label(s.metric, "uuid"); !u.empty()) g.uuid = u;
-      if (const std::string m = Label(s.metric, "model"); !m.empty()) g.model = m;
+      readings::Merge(name == kAgentUsed ? &g.used : &g.total, v, what, &node.problems);
+      if (const std::string u = readings::Label(s.metric, "uuid"); !u.empty()) g.uuid = u;
+      if (const std::string m = readings::Label(s.metric, "model"); !m.empty()) g.model = m;
     } else if (name == kAgentNvlink) {
-      Merge(&g.nvlink, std::min(v, 1.0), what, &node);
+      readings::Merge(&g.nvlink, std::min(v, 1.0), what, &node.problems);
     } else if (name == kAgentPeers) {
-      const auto peer = Index(s.metric, "peer_gpu_id");
+      const auto peer = readings::GpuIndex(s.metric, "peer_gpu_id");
       if (!peer) {
         node.problems.push_back(what + ": expected a peer_gpu_id label");
         continue;
@@ -312,12 +275,12 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
   std::map<std::pair<std::string, std::string>, std::optional<TimeMs>> times;
   for (const prom::Series& s : sample_times.series) {
     if (s.points.empty()) continue;
-    const std::string source = Label(s.metric, kSourceMark);
+    const std::string source = readings::Label(s.metric, kSourceMark);
     const std::string& label = source == MetricsSourceName(K::kDcgmExporter) ? c.dcgm_node_label
                                : source == MetricsSourceName(K::kNodeExporter)
                                    ? c.node_exporter_node_label
                                    : agent_node_label;
-    const std::string node = Label(s.metric, label.c_str());
+    const std::string node = readings::Label(s.metric, label.c_str());
     if (node.empty()) continue;
     times[{source, node}] = prom::UnixSecondsToMs(s.points.back().value);
   }
@@ -381,15 +344,8 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
             fmt::format("GPU {}: {} is missing", index, used ? kAgentTotal : kAgentUsed));
         continue;
       }
-      if (*used > *total) {
-        m.problems.push_back(fmt::format("GPU {}: used {} MiB exceeds total {} MiB", index,
-                                         *used / kMiB, *total / kMiB));
-        continue;
-      }
-      // A total of 0 would read as an idle GPU; one beyond Bytes as a huge free one.
-      if (!(*total >= kMiB && *total < 9.0e18)) {
-        m.problems.push_back(fmt::format("GPU {}: total memory {} MiB: expected at least 1 MiB",
-                                         index, *total / kMiB));
+      if (auto problem = readings::GpuMemoryProblem(index, *used, *total)) {
+        m.problems.push_back(std::move(*problem));
         continue;
       }
       Gpu gpu;

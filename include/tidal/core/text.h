@@ -19,6 +19,10 @@ std::string QuoteInput(std::string_view text);
 // points above U+10FFFF). YAML is Unicode text: other bytes do not survive a
 // dump and reload, so config strings must pass this.
 bool IsValidUtf8(std::string_view text);
+// The length of the well-formed UTF-8 sequence at text[i] (1 for ASCII; i below
+// text.size()), else 0 and, in *bad, how many bytes its maximal subpart takes (at
+// least 1): what a repair replaces with one U+FFFD (Unicode 15, 3.9).
+std::size_t Utf8SequenceAt(std::string_view text, std::size_t i, std::size_t* bad);
 
 // Numbers for people and scripts (check-config, explain --output json).
 // yaml-cpp's emitter writes 17 significant digits (0.7 as 0.69999999999999996);
