@@ -5,14 +5,12 @@
 #include "check.h"
 #include "tidal/core/status.h"
 #include "tidal/sim/spec.h"
+#include "yaml_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(tidal::fuzz::AsText(data, size)));
-  } catch (const YAML::Exception&) {
-    return 0;
-  }
+  const std::optional<YAML::Node> parsed = tidal::fuzz::AsYaml(data, size);
+  if (!parsed) return 0;
+  const YAML::Node& root = *parsed;
   tidal::sim::WorkloadSpec workload;
   try {
     workload = tidal::sim::LoadWorkloadSpec(root, "workload.yaml");
