@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   constexpr std::array<std::string_view, 7> keys = {tidal::rebalance::kMigratableAnnotation,
                                                     tidal::rebalance::kCheckpointIntervalAnnotation,
                                                     tidal::rebalance::kStartupAnnotation,
-                                                    tidal::rebalance::kGpusAnnotation,
+                                                    tidal::kAnnotationGpus,
                                                     tidal::rebalance::kExpectedDurationAnnotation,
                                                     tidal::rebalance::kExpectedEndAnnotation,
                                                     tidal::rebalance::kIoShareAnnotation};

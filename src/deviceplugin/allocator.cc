@@ -103,11 +103,12 @@ Status Allocator::Allocate(const Inventory& inv, const std::vector<std::string>&
                  FormatGpuList(given), f.pod->choice, f.pod->choice);
   }
   Serve(f.pod->uid);
-  if (Status s = api_.Annotate(*f.pod, std::string(kAllocatedAnnotation), FormatGpuList(out->gpus));
+  if (Status s =
+          api_.Annotate(*f.pod, std::string(kAnnotationGpusAllocated), FormatGpuList(out->gpus));
       !s.ok())
     log_->warn("pod {}: {}", out->pod, s.reason());
   log_->info("pod {}: GPUs {} ({}) for {} device(s)", out->pod, FormatGpuList(out->gpus),
-             out->from_choice ? "tidal.io/gpus" : "least shared", request);
+             out->from_choice ? kAnnotationGpus : "least shared", request);
   return Status::Ok();
 }
 

@@ -18,7 +18,7 @@ class FakePodApi final : public PodApi {
   }
   Status Annotate(const NodePod& pod, const std::string& key, const std::string& value) override {
     for (NodePod& p : pods)
-      if (p.uid == pod.uid && key == kAllocatedAnnotation) p.allocated = true;
+      if (p.uid == pod.uid && key == kAnnotationGpusAllocated) p.allocated = true;
     annotations.push_back(pod.name + " " + key + "=" + value);
     return Status::Ok();
   }

@@ -27,7 +27,7 @@ std::string Quote(std::string_view text) {
 Status Bad(std::string_view text, std::string_view why) {
   return Status::Unresolvable(
       fmt::format("{} {}: {}; expected GPU indices 0-{} separated by commas, e.g. \"0,2\"",
-                  kGpusAnnotation, Quote(text), why, kMaxGpus - 1));
+                  kAnnotationGpus, Quote(text), why, kMaxGpus - 1));
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "tidal/kubetypes/pod.h"
+
 namespace tidal::deviceplugin {
 
 const Gpu* Inventory::ByIndex(int index) const {
@@ -47,7 +49,7 @@ std::vector<DeviceEntry> ListDevices(const Inventory& inv) {
 Status CheckChoice(const Inventory& inv, const std::vector<int>& gpus, int request) {
   if (static_cast<int>(gpus.size()) > request)
     return Status::Unresolvable(
-        fmt::format("{} names {} GPUs but the container requests {} device{}", "tidal.io/gpus",
+        fmt::format("{} names {} GPUs but the container requests {} device{}", kAnnotationGpus,
                     gpus.size(), request, request == 1 ? "" : "s"));
   for (int index : gpus) {
     const Gpu* g = inv.ByIndex(index);

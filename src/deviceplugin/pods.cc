@@ -86,9 +86,9 @@ Status FromJson(const json& pod, std::string_view resource, NodePod* out) {
   if (m.contains("annotations") && m["annotations"].is_object()) {
     const json& a = m["annotations"];
     p.has_choice =
-        a.contains(std::string(kGpusAnnotation)) && a[std::string(kGpusAnnotation)].is_string();
-    if (p.has_choice) p.choice = a[std::string(kGpusAnnotation)].get<std::string>();
-    p.allocated = a.contains(std::string(kAllocatedAnnotation));
+        a.contains(std::string(kAnnotationGpus)) && a[std::string(kAnnotationGpus)].is_string();
+    if (p.has_choice) p.choice = a[std::string(kAnnotationGpus)].get<std::string>();
+    p.allocated = a.contains(std::string(kAnnotationGpusAllocated));
   }
   static const json kEmpty = json::object();
   const json& spec = pod.contains("spec") && pod["spec"].is_object() ? pod["spec"] : kEmpty;

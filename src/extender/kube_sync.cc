@@ -10,11 +10,6 @@
 namespace tidal::extender {
 namespace {
 
-// Written by the binder (BinderOptions::gpu_annotation's default).
-constexpr const char* kGpuAnnotation = "tidal.io/gpus";
-// Written by Tidal's device plugin on a pod it gave the GPUs kGpuAnnotation named.
-constexpr const char* kAllocatedAnnotation = "tidal.io/gpus-allocated";
-
 NodeInfo ToInfo(const KubeNode& n) {
   NodeInfo info;
   info.labels = n.labels;
@@ -52,7 +47,7 @@ void KubeSync::PutNode(const std::string& node) {
 namespace {
 GpuSet NamedGpus(const kube::KubePod& pod) {
   GpuSet set;
-  if (const auto a = pod.annotations.find(kGpuAnnotation); a != pod.annotations.end())
+  if (const auto a = pod.annotations.find(std::string(kAnnotationGpus)); a != pod.annotations.end())
     for (int g : ParseGpuAnnotation(a->second)) set.Add(g);
   return set;
 }
@@ -76,7 +71,8 @@ void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
   const std::string key = pod.Key();
   PodRecord next{pod.node_name, pod.gpus, NamedGpus(pod), pod.Active() && !pod.deleting};
   if (peaks_ && pod.gpus > 0 && !next.active) peaks_->Ended(key);
-  if (on_carried_out_ && next.active && pod.gpus > 0 && pod.annotations.count(kAllocatedAnnotation))
+  if (on_carried_out_ && next.active && pod.gpus > 0 &&
+      pod.annotations.count(std::string(kAnnotationGpusAllocated)))
     on_carried_out_();
   // The whole pod is decoded only for active GPU pods: a pod without GPUs uses
   // no NVLink (and a cluster's many CPU pods would cost a second decode each).
@@ -84,7 +80,7 @@ void KubeSync::UpsertPod(const kube::KubePod& pod, std::string_view json) {
     if (RawPod raw; DecodePodJson(json, &raw).ok()) {
       const PodDemand demand = ToPodDemand(raw);
       next.nvlink = PodUsesNvlink(nvlink_, demand);
-      const auto a = raw.annotations.find(kGpuAnnotation);
+      const auto a = raw.annotations.find(std::string(kAnnotationGpus));
       if (peaks_ && a != raw.annotations.end())
         peaks_->Running(key, WorkloadKey(demand), pod.node_name, ParseGpuAnnotation(a->second));
     }

@@ -100,7 +100,7 @@ Status ParseMoveTraits(const Labels& annotations, TimeMs default_startup_ms, Mov
                       kIoShareAnnotation, text));
     t.io_share = v;
   }
-  if (const auto it = annotations.find(std::string(kGpusAnnotation)); it != annotations.end()) {
+  if (const auto it = annotations.find(std::string(kAnnotationGpus)); it != annotations.end()) {
     // "0,2": indices below kMaxGpusPerNode, no repeats.
     const std::string& text = it->second;
     std::size_t i = 0;
@@ -114,7 +114,7 @@ Status ParseMoveTraits(const Labels& annotations, TimeMs default_startup_ms, Mov
           (!end && j + 1 == text.size()))
         return Status::Error(fmt::format(
             "annotation {}: \"{}\": expected GPU indices 0..{} separated by commas, such as 0,2",
-            kGpusAnnotation, text, kMaxGpusPerNode - 1));
+            kAnnotationGpus, text, kMaxGpusPerNode - 1));
       t.gpus.Add(v);
       i = end ? j : j + 1;
     }

@@ -414,7 +414,7 @@ class Simulation {
     for (int g : NamedOrGiven(t)) named.Add(g);
     std::string gpus;
     for (int g : named.Indices()) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-    annotations[std::string(rebalance::kGpusAnnotation)] = gpus;
+    annotations[std::string(kAnnotationGpus)] = gpus;
     p.node = node;
     p.phase = "Running";
     p.owner = "Job/" + t.pod.name;

@@ -8,11 +8,10 @@
 #include <vector>
 
 #include "tidal/core/status.h"
+#include "tidal/kubetypes/pod.h"
 
 namespace tidal::deviceplugin {
 
-inline constexpr std::string_view kGpusAnnotation = "tidal.io/gpus";
-inline constexpr std::string_view kAllocatedAnnotation = "tidal.io/gpus-allocated";
 // NVML numbers GPUs from 0; no node has more than 64 (the extender's GpuSet).
 inline constexpr int kMaxGpus = 64;
 

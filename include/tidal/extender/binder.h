@@ -17,13 +17,14 @@
 #include "tidal/extender/extender.h"
 #include "tidal/extender/inflight.h"
 #include "tidal/kube/client.h"
+#include "tidal/kubetypes/pod.h"
 
 namespace tidal::extender {
 
 struct BinderOptions {
   int attempts = 4;               // per API call, on 409, 429, 5xx and transport errors
   TimeMs first_backoff_ms = 100;  // doubled each retry: 100 + 200 + 400 ms < the 2 s httpTimeout
-  std::string gpu_annotation = "tidal.io/gpus";
+  std::string gpu_annotation = std::string(kAnnotationGpus);
   bool reservations = true;
 };
 

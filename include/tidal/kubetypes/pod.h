@@ -65,6 +65,12 @@ struct NvlinkDetection {
 bool PodUsesNvlink(const NvlinkDetection& detection, const PodDemand& pod);
 
 inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+// The GPU indices ("0,2") the extender's /bind chose for a pod; read by Tidal's
+// device plugin (which gives those GPUs), the extender after a restart and the
+// rebalancer.
+inline constexpr std::string_view kAnnotationGpus = "tidal.io/gpus";
+// The indices the node's device plugin really gave the pod, in the same grammar.
+inline constexpr std::string_view kAnnotationGpusAllocated = "tidal.io/gpus-allocated";
 inline constexpr std::string_view kAnnotationGpuMemory = "ai.gpu-memory";
 inline constexpr std::string_view kAnnotationModelSize = "ai.model-size";
 inline constexpr std::string_view kAnnotationRejectThreshold = "ai.gpu-reject-threshold";

@@ -20,7 +20,6 @@ namespace tidal::rebalance {
 inline constexpr std::string_view kMigratableAnnotation = "tidal.io/migratable";
 inline constexpr std::string_view kCheckpointIntervalAnnotation = "tidal.io/checkpoint-interval";
 inline constexpr std::string_view kStartupAnnotation = "tidal.io/startup-seconds";
-inline constexpr std::string_view kGpusAnnotation = "tidal.io/gpus";
 inline constexpr std::string_view kExpectedDurationAnnotation = "tidal.io/expected-duration";
 inline constexpr std::string_view kExpectedEndAnnotation = "tidal.io/expected-end";
 inline constexpr std::string_view kIoShareAnnotation = "tidal.io/io-share";
