@@ -10,6 +10,17 @@
 
 namespace tidal::readings {
 
+// The agent's families (docs/metrics.md). The await is the agent's own series in
+// seconds, not the ai_storage_await_ms recording rule: the extender must not
+// depend on which rules a Prometheus loads.
+inline constexpr const char* kAgentUsed = "ai_gpu_memory_used_bytes";
+inline constexpr const char* kAgentTotal = "ai_gpu_memory_total_bytes";
+inline constexpr const char* kAgentNvlink = "ai_nvlink_bandwidth_utilization";
+inline constexpr const char* kAgentPeers = "ai_gpu_nvlink_peer_links";
+inline constexpr const char* kAgentCompetition = "ai_nvlink_competition_index";
+inline constexpr const char* kAgentAwait = "ai_storage_await_seconds";
+inline constexpr const char* kAgentUp = "ai_collector_up";
+
 // The label's value; empty when absent.
 std::string Label(const Labels& labels, const char* key);
 // A GPU index label (gpu_id, gpu, peer_gpu_id): 0 .. kMaxGpusPerNode-1, else nothing.

@@ -12,14 +12,13 @@
 namespace tidal {
 namespace {
 
-constexpr const char* kUsed = "ai_gpu_memory_used_bytes";
-constexpr const char* kTotal = "ai_gpu_memory_total_bytes";
-constexpr const char* kNvlinkUtil = "ai_nvlink_bandwidth_utilization";
-constexpr const char* kPeerLinks = "ai_gpu_nvlink_peer_links";
-constexpr const char* kCompetition = "ai_nvlink_competition_index";
-// The agent's own series in seconds, not the ai_storage_await_ms recording rule:
-// the extender must not depend on which rules a Prometheus loads.
-constexpr const char* kAwait = "ai_storage_await_seconds";
+// The agent's families.
+using readings::kAgentAwait;
+using readings::kAgentCompetition;
+using readings::kAgentNvlink;
+using readings::kAgentPeers;
+using readings::kAgentTotal;
+using readings::kAgentUsed;
 
 // Per GPU while building: duplicates of one family must agree.
 struct GpuAcc {
@@ -38,8 +37,8 @@ struct NodeAcc {
 }  // namespace
 
 std::string AgentSeriesSelector() {
-  return fmt::format("{{__name__=~\"{}|{}|{}|{}|{}|{}\"}}", kUsed, kTotal, kNvlinkUtil, kPeerLinks,
-                     kCompetition, kAwait);
+  return fmt::format("{{__name__=~\"{}|{}|{}|{}|{}|{}\"}}", kAgentUsed, kAgentTotal, kAgentNvlink,
+                     kAgentPeers, kAgentCompetition, kAgentAwait);
 }
 
 std::string SampleTimeQuery(const std::string& node_label) {
@@ -71,11 +70,11 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
       node.problems.push_back(fmt::format("{} = {}: expected a finite value ≥ 0", what, v));
       continue;
     }
-    if (name == kCompetition) {
+    if (name == kAgentCompetition) {
       readings::Merge(&node.competition, v, what, &node.problems);
       continue;
     }
-    if (name == kAwait) {
+    if (name == kAgentAwait) {
       const double ms = v * 1000;  // the policy works in ms
       if (!std::isfinite(ms)) {
         // A huge reading overflows: unknown, like any other unreadable value.
@@ -92,15 +91,15 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
       continue;
     }
     GpuAcc& g = node.gpus[*gpu];
-    if (name == kUsed || name == kTotal) {
-      readings::Merge(name == kUsed ? &g.used : &g.total, v, what, &node.problems);
+    if (name == kAgentUsed || name == kAgentTotal) {
+      readings::Merge(name == kAgentUsed ? &g.used : &g.total, v, what, &node.problems);
       if (const auto it = s.metric.find("uuid"); it != s.metric.end() && !it->second.empty())
         g.uuid = it->second;
       if (const auto it = s.metric.find("model"); it != s.metric.end() && !it->second.empty())
         g.model = it->second;
-    } else if (name == kNvlinkUtil) {
+    } else if (name == kAgentNvlink) {
       readings::Merge(&g.nvlink, std::min(v, 1.0), what, &node.problems);
-    } else if (name == kPeerLinks) {
+    } else if (name == kAgentPeers) {
       const auto peer = readings::GpuIndex(s.metric, "peer_gpu_id");
       if (!peer) {
         node.problems.push_back(what + ": expected a peer_gpu_id label");
@@ -138,7 +137,8 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
       m.sample_time_ms = *t->second;
     for (auto& [index, g] : a.gpus) {
       if (!g.used || !g.total) {
-        m.problems.push_back(fmt::format("GPU {}: {} is missing", index, g.used ? kTotal : kUsed));
+        m.problems.push_back(
+            fmt::format("GPU {}: {} is missing", index, g.used ? kAgentTotal : kAgentUsed));
         continue;
       }
       if (auto problem = readings::GpuMemoryProblem(index, *g.used, *g.total)) {

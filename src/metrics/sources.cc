@@ -16,15 +16,14 @@ namespace tidal {
 namespace {
 
 using K = MetricsSourceKind;
-
-// The agent's families (as snapshot.cc reads them).
-constexpr const char* kAgentUsed = "ai_gpu_memory_used_bytes";
-constexpr const char* kAgentTotal = "ai_gpu_memory_total_bytes";
-constexpr const char* kAgentNvlink = "ai_nvlink_bandwidth_utilization";
-constexpr const char* kAgentPeers = "ai_gpu_nvlink_peer_links";
-constexpr const char* kAgentCompetition = "ai_nvlink_competition_index";
-constexpr const char* kAgentAwait = "ai_storage_await_seconds";
-constexpr const char* kAgentUp = "ai_collector_up";
+// The agent's families.
+using readings::kAgentAwait;
+using readings::kAgentCompetition;
+using readings::kAgentNvlink;
+using readings::kAgentPeers;
+using readings::kAgentTotal;
+using readings::kAgentUp;
+using readings::kAgentUsed;
 
 // dcgm-exporter's (etc/default-counters.csv and dcp-metrics-included.csv).
 // Framebuffer values are in MiB.
