@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include "tidal/core/text.h"
+
 namespace tidal::agent {
 namespace {
 
@@ -49,14 +51,9 @@ constexpr std::uint64_t kWrap32 = std::uint64_t{1} << 32;
 Status ParseDiskstats(std::string_view text, std::vector<DiskCounters>* out) {
   out->clear();
   Status first;
-  int line_no = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  Lines lines(text);
+  for (std::string_view line; lines.Next(&line);) {
+    const int line_no = lines.number();
     const auto cols = SplitWs(line);
     if (cols.empty()) continue;
     auto fail = [&](const std::string& why) {
@@ -198,14 +195,9 @@ Status MountDevices(std::string_view mountinfo, const std::vector<std::string>& 
     unsigned major, minor;
   };
   std::vector<Mount> mounts;
-  std::size_t pos = 0;
-  int line_no = 0;
-  while (pos < mountinfo.size()) {
-    std::size_t end = mountinfo.find('\n', pos);
-    if (end == std::string_view::npos) end = mountinfo.size();
-    const std::string_view line = mountinfo.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  Lines lines(mountinfo);
+  for (std::string_view line; lines.Next(&line);) {
+    const int line_no = lines.number();
     const auto cols = SplitWs(line);
     if (cols.empty()) continue;
     if (cols.size() < 5) {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "tidal/agent/gpu.h"
+#include "tidal/core/text.h"
 #include "tidal/gpu/topology.h"
 
 namespace tidal::agent {
@@ -121,14 +122,9 @@ Status ParseSmiMemory(std::string_view text, std::vector<GpuReading>* out) {
   out->clear();
   enum class Block { kNone, kFb, kOther };
   Block block = Block::kNone;
-  std::size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  Lines lines(text);
+  for (std::string_view line; lines.Next(&line);) {
+    const int line_no = lines.number();
     const std::string_view t = Trim(line);
     if (t.empty()) continue;
     const std::size_t ind = Indent(line);
@@ -202,14 +198,9 @@ Status ParseSmiGpuCsv(std::string_view text, std::vector<SmiGpuIdentity>* out) {
   out->clear();
   int col_index = -1, col_uuid = -1, col_name = -1, col_bus = -1;
   std::size_t columns = 0;
-  std::size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  Lines lines(text);
+  for (std::string_view line; lines.Next(&line);) {
+    const int line_no = lines.number();
     if (Trim(line).empty()) continue;
     const std::vector<std::string_view> cells = SplitCells(line);
     if (columns == 0) {

@@ -4,6 +4,8 @@
 
 #include <limits>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace tidal {
 namespace {
@@ -151,6 +153,35 @@ TEST(Text, StringListCopiesGrowAsTheOriginal) {
   assigned = itself;  // assigned to itself: keeps its strings
   EXPECT_EQ(assigned.size(), 101u);
   EXPECT_EQ(list.Strings(), want);
+}
+
+TEST(Text, LinesSplitsAtNewlinesAndCountsFromOne) {
+  struct Case {
+    const char* name;
+    std::string_view text;
+    std::vector<std::string_view> want;
+  };
+  const Case cases[] = {
+      {"empty: no line", "", {}},
+      {"one line without a newline", "a", {"a"}},
+      {"a final newline ends the last line", "a\n", {"a"}},
+      {"an empty line in between", "a\n\nb", {"a", "", "b"}},
+      {"a newline alone: one empty line", "\n", {""}},
+      {"a carriage return stays in the line", "a\r\nb", {"a\r", "b"}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    Lines lines(tc.text);
+    std::vector<std::string_view> got;
+    for (std::string_view line; lines.Next(&line);) {
+      got.push_back(line);
+      EXPECT_EQ(lines.number(), static_cast<int>(got.size()));
+    }
+    EXPECT_EQ(got, tc.want);
+    std::string_view after = "untouched";
+    EXPECT_FALSE(lines.Next(&after));
+    EXPECT_EQ(after, "untouched");
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tidal/core/file.h"
+#include "tidal/core/text.h"
 
 namespace tidal {
 namespace {
@@ -124,15 +125,10 @@ std::string MemoryLearner::Serialize() {
 
 Status MemoryLearner::Load(std::string_view text) {
   std::map<std::string, std::deque<Bytes>> loaded;
-  std::size_t pos = 0;
-  int line_no = 0;
+  Lines lines(text);
   bool header = false;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  for (std::string_view line; lines.Next(&line);) {
+    const int line_no = lines.number();
     const std::string where = "line " + std::to_string(line_no);
     if (!header) {
       if (line != kHeader)

@@ -24,6 +24,32 @@ bool IsValidUtf8(std::string_view text);
 // least 1): what a repair replaces with one U+FFFD (Unicode 15, 3.9).
 std::size_t Utf8SequenceAt(std::string_view text, std::size_t i, std::size_t* bad);
 
+// Walks text line by line: lines end at '\n' (kept out of the line); a last line
+// without one counts, an empty text has none.
+//   Lines lines(text);
+//   for (std::string_view line; lines.Next(&line);) … lines.number() …
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : text_(text) {}
+  // The next line into *line; false after the last.
+  bool Next(std::string_view* line) {
+    if (pos_ >= text_.size()) return false;
+    std::size_t end = text_.find('\n', pos_);
+    if (end == std::string_view::npos) end = text_.size();
+    *line = text_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    ++number_;
+    return true;
+  }
+  // The number of the line Next gave last, from 1.
+  int number() const { return number_; }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  int number_ = 0;
+};
+
 // Numbers for people and scripts (check-config, explain --output json).
 // yaml-cpp's emitter writes 17 significant digits (0.7 as 0.69999999999999996);
 // nlohmann::json and std::to_chars write the shortest text that reads back, which

@@ -30,15 +30,10 @@ Csv Csv::FromText(std::string origin, std::string text) {
 void Csv::Split() {
   // The views point into text_, which never changes after this.
   const std::string_view all(text_);
-  std::size_t pos = 0;
-  int line_no = 0;
+  Lines lines(all);
   bool have_header = false;
-  while (pos < all.size()) {
-    std::size_t end = all.find('\n', pos);
-    if (end == std::string_view::npos) end = all.size();
-    std::string_view row = all.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  for (std::string_view row; lines.Next(&row);) {
+    const int line_no = lines.number();
     if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
     if (row.empty()) continue;
     CsvLine line;
