@@ -38,11 +38,12 @@ namespace {
 using tidal::testing::Child;
 using tidal::testing::Eventually;
 using tidal::testing::FreePort;
+using tidal::testing::kPrometheusBinary;
+using tidal::testing::kPromtoolBinary;
+using tidal::testing::PrometheusServer;
 using tidal::testing::ReadFile;
 using tidal::testing::TempDir;
 
-constexpr const char* kPrometheus = "/usr/bin/prometheus";
-constexpr const char* kPromtool = "/usr/bin/promtool";
 constexpr const char* kNode = "it-node";
 
 std::string StubScript() {
@@ -137,9 +138,10 @@ std::string AwaitsDisagree(const nlohmann::json& ms, const nlohmann::json& secon
 class AgentProcess : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(access(kPrometheus, X_OK), 0)
-        << kPrometheus << " is required (scripts/install-deps.sh)";
-    ASSERT_EQ(access(kPromtool, X_OK), 0) << kPromtool << " is required (scripts/install-deps.sh)";
+    ASSERT_EQ(access(kPrometheusBinary, X_OK), 0)
+        << kPrometheusBinary << " is required (scripts/install-deps.sh)";
+    ASSERT_EQ(access(kPromtoolBinary, X_OK), 0)
+        << kPromtoolBinary << " is required (scripts/install-deps.sh)";
     port_ = FreePort();
     ASSERT_GT(port_, 0);
     const std::string script = dir_.Write("nvml.script", StubScript());
@@ -184,7 +186,7 @@ TEST_F(AgentProcess, LiveMetricsPassPromtoolAndTheGroupingCheck) {
   })) << text;
   EXPECT_EQ(testing::CheckExposition(text), "");
   const std::string file = dir_.Write("scrape.prom", text);
-  Child promtool({kPromtool, "check", "metrics"}, {}, file, dir_.path() + "/promtool.out");
+  Child promtool({kPromtoolBinary, "check", "metrics"}, {}, file, dir_.path() + "/promtool.out");
   // Not even a lint: every name follows Prometheus's conventions (base units).
   EXPECT_EQ(promtool.Wait(), 0);
   EXPECT_EQ(ReadFile(dir_.path() + "/promtool.out"), "");
@@ -194,7 +196,7 @@ TEST_F(AgentProcess, PromtoolRejectsABrokenExposition) {
   // The check above must be able to fail: promtool does see parse errors.
   const std::string file =
       dir_.Write("bad.prom", Scrape() + "# TYPE ai_gpu_memory_used_bytes gauge\n");
-  Child promtool({kPromtool, "check", "metrics"}, {}, file, dir_.path() + "/promtool.out");
+  Child promtool({kPromtoolBinary, "check", "metrics"}, {}, file, dir_.path() + "/promtool.out");
   EXPECT_EQ(promtool.Wait(), 1) << ReadFile(dir_.path() + "/promtool.out");
 }
 
@@ -204,7 +206,7 @@ TEST_F(AgentProcess, PromtoolReportsAnAbbreviatedUnit) {
       dir_.Write("lint.prom", Scrape() +
                                   "# HELP ai_test_await_ms x\n# TYPE ai_test_await_ms gauge\n"
                                   "ai_test_await_ms 1\n");
-  Child promtool({kPromtool, "check", "metrics"}, {}, file, dir_.path() + "/promtool.out");
+  Child promtool({kPromtoolBinary, "check", "metrics"}, {}, file, dir_.path() + "/promtool.out");
   EXPECT_EQ(promtool.Wait(), 3);
   EXPECT_EQ(ReadFile(dir_.path() + "/promtool.out"),
             "ai_test_await_ms metric names should not contain abbreviated units\n");
@@ -214,7 +216,8 @@ TEST_F(AgentProcess, PromtoolReportsAnAbbreviatedUnit) {
 // stand-in NVML): the live exposition passes promtool with U+FFFD in their place,
 // where the raw bytes would void the whole scrape; the log says so once per label.
 TEST(AgentLabels, NamesThatAreNotUtf8StillGiveAScrapePromtoolAccepts) {
-  ASSERT_EQ(access(kPromtool, X_OK), 0) << kPromtool << " is required (scripts/install-deps.sh)";
+  ASSERT_EQ(access(kPromtoolBinary, X_OK), 0)
+      << kPromtoolBinary << " is required (scripts/install-deps.sh)";
   TempDir dir;
   const std::string procfs = dir.path() + "/proc";
   ASSERT_EQ(mkdir(procfs.c_str(), 0755), 0);
@@ -244,7 +247,7 @@ TEST(AgentLabels, NamesThatAreNotUtf8StillGiveAScrapePromtoolAccepts) {
   EXPECT_NE(text.find("model=\"NVIDIA " + fffd + fffd + fffd + " H100\""), std::string::npos)
       << text;
   EXPECT_EQ(testing::CheckExposition(text), "");
-  Child ok({kPromtool, "check", "metrics"}, {}, dir.Write("scrape.prom", text),
+  Child ok({kPromtoolBinary, "check", "metrics"}, {}, dir.Write("scrape.prom", text),
            dir.path() + "/promtool.out");
   EXPECT_EQ(ok.Wait(), 0) << ReadFile(dir.path() + "/promtool.out");
   EXPECT_EQ(ReadFile(dir.path() + "/promtool.out"), "");
@@ -252,7 +255,7 @@ TEST(AgentLabels, NamesThatAreNotUtf8StillGiveAScrapePromtoolAccepts) {
   // The check can fail: the same scrape with the raw bytes back is refused.
   std::string raw = text;
   for (std::size_t at; (at = raw.find(fffd)) != std::string::npos;) raw.replace(at, 3, "\xFF");
-  Child refused({kPromtool, "check", "metrics"}, {}, dir.Write("raw.prom", raw),
+  Child refused({kPromtoolBinary, "check", "metrics"}, {}, dir.Write("raw.prom", raw),
                 dir.path() + "/promtool-raw.out");
   EXPECT_NE(refused.Wait(), 0) << "promtool accepted a label value that is not UTF-8";
 
@@ -282,21 +285,16 @@ TEST_F(AgentProcess, HealthzIsOk) {
 }
 
 TEST_F(AgentProcess, PrometheusScrapesDisksAndStandInGpus) {
-  const int prom_port = FreePort();
   // The shipped rules, as a cluster's Prometheus loads them.
-  const std::string config =
-      dir_.Write("prometheus.yml",
-                 "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                 "rule_files: ['" TIDAL_SOURCE_DIR
-                 "/deploy/monitoring/plain/tidal.rules.yaml']\n"
-                 "scrape_configs:\n  - job_name: tidal-agent\n    static_configs:\n"
-                 "      - targets: ['127.0.0.1:" +
-                     std::to_string(port_) + "']\n");
-  Child prom(
-      {kPrometheus, "--config.file=" + config, "--storage.tsdb.path=" + dir_.path() + "/data",
-       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-      {}, "", dir_.path() + "/prometheus.log");
+  const PrometheusServer prom(dir_, dir_.path() + "/data",
+                              "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                              "rule_files: ['" TIDAL_SOURCE_DIR
+                              "/deploy/monitoring/plain/tidal.rules.yaml']\n"
+                              "scrape_configs:\n  - job_name: tidal-agent\n    static_configs:\n"
+                              "      - targets: ['127.0.0.1:" +
+                                  std::to_string(port_) + "']\n");
   ASSERT_TRUE(prom.started());
+  const int prom_port = prom.port();
 
   const std::set<std::string> disks = ExpectedDisks();
   ASSERT_FALSE(disks.empty()) << "this machine shows no real block device";

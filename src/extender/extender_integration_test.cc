@@ -18,10 +18,10 @@ using nlohmann::json;
 using tidal::testing::Child;
 using tidal::testing::Eventually;
 using tidal::testing::FreePort;
+using tidal::testing::kPrometheusBinary;
+using tidal::testing::PrometheusServer;
 using tidal::testing::ReadFile;
 using tidal::testing::TempDir;
-
-constexpr const char* kPrometheus = "/usr/bin/prometheus";
 
 // One agent's exposition: 4 × 24 GiB GPUs at `used` each, fully linked.
 std::string Exposition(const std::string& node, double used, double await_ms) {
@@ -62,8 +62,8 @@ const Known kNodes[] = {
 class ServeOverPrometheus : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(access(kPrometheus, X_OK), 0)
-        << kPrometheus << " is required (scripts/install-deps.sh)";
+    ASSERT_EQ(access(kPrometheusBinary, X_OK), 0)
+        << kPrometheusBinary << " is required (scripts/install-deps.sh)";
     for (const auto& k : kNodes) {
       const std::string text = Exposition(k.node, k.used, k.await_ms);
       agents_.Get(std::string("/") + k.node + "/metrics",
@@ -82,8 +82,7 @@ class ServeOverPrometheus : public ::testing::Test {
           std::string("  - job_name: ") + k.node + "\n    metrics_path: /" + k.node +
           "/metrics\n    static_configs: [{targets: ['127.0.0.1:" + std::to_string(agents_port_) +
           "']}]\n";
-    prom_config_ = dir_.Write("prometheus.yml", scrape);
-    prom_port_ = FreePort();
+    prom_config_ = scrape;
     StartPrometheus();
 
     const std::string config =
@@ -111,12 +110,11 @@ class ServeOverPrometheus : public ::testing::Test {
     if (agents_thread_.joinable()) agents_thread_.join();
   }
 
+  // Again after a Stop: on the same port, over the same data.
   void StartPrometheus() {
-    prometheus_ = std::make_unique<Child>(
-        std::vector<std::string>{kPrometheus, "--config.file=" + prom_config_,
-                                 "--storage.tsdb.path=" + dir_.path() + "/tsdb",
-                                 "--web.listen-address=127.0.0.1:" + std::to_string(prom_port_)},
-        std::vector<std::string>{}, "", dir_.path() + "/prometheus.log");
+    prometheus_ =
+        std::make_unique<PrometheusServer>(dir_, dir_.path() + "/tsdb", prom_config_, prom_port_);
+    prom_port_ = prometheus_->port();
     ASSERT_TRUE(prometheus_->started());
   }
 
@@ -144,8 +142,9 @@ class ServeOverPrometheus : public ::testing::Test {
   httplib::Server agents_;
   std::thread agents_thread_;
   int agents_port_ = 0, prom_port_ = 0, serve_port_ = 0;
-  std::string prom_config_;
-  std::unique_ptr<Child> prometheus_, serve_;
+  std::string prom_config_;  // prometheus.yml's text
+  std::unique_ptr<PrometheusServer> prometheus_;
+  std::unique_ptr<Child> serve_;
 };
 
 std::string Pod() {

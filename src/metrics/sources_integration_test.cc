@@ -23,10 +23,11 @@ using nlohmann::json;
 using tidal::testing::Child;
 using tidal::testing::Eventually;
 using tidal::testing::FreePort;
+using tidal::testing::kPrometheusBinary;
+using tidal::testing::PrometheusServer;
 using tidal::testing::ReadFile;
 using tidal::testing::TempDir;
 
-constexpr const char* kPrometheus = "/usr/bin/prometheus";
 constexpr const char* kNodeExporter = "/usr/bin/prometheus-node-exporter";
 constexpr const char* kModel = "NVIDIA A100-SXM4-40GB";
 constexpr int kTotalMiB = 40960;
@@ -155,8 +156,8 @@ class Stack {
   }
 
   void Start() {
-    ASSERT_EQ(access(kPrometheus, X_OK), 0)
-        << kPrometheus << " is required (scripts/install-deps.sh)";
+    ASSERT_EQ(access(kPrometheusBinary, X_OK), 0)
+        << kPrometheusBinary << " is required (scripts/install-deps.sh)";
     for (const Load& l : kLoads) {
       const std::string text = source_ == Source::kAgent ? AgentExposition(l) : DcgmExposition(l);
       http_.Get(std::string("/") + l.node + "/metrics",
@@ -179,13 +180,7 @@ class Stack {
                 std::to_string(http_port_) + "']}]\n";
     if (source_ == Source::kExporters) StartNodeExporters(&scrape);
     if (::testing::Test::HasFatalFailure()) return;
-    const std::string prom_config = dir_.Write("prometheus.yml", scrape);
-    const int prom_port = FreePort();
-    prometheus_ = std::make_unique<Child>(
-        std::vector<std::string>{kPrometheus, "--config.file=" + prom_config,
-                                 "--storage.tsdb.path=" + dir_.path() + "/tsdb",
-                                 "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-        std::vector<std::string>{}, "", dir_.path() + "/prometheus.log");
+    prometheus_ = std::make_unique<PrometheusServer>(dir_, dir_.path() + "/tsdb", scrape);
     ASSERT_TRUE(prometheus_->started());
 
     std::string config =
@@ -205,8 +200,7 @@ class Stack {
     serve_ = std::make_unique<Child>(
         std::vector<std::string>{
             TIDAL_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(serve_port_),
-            "--config", config_file, "--prometheus",
-            "http://127.0.0.1:" + std::to_string(prom_port), "--log-level", "debug"},
+            "--config", config_file, "--prometheus", prometheus_->url(), "--log-level", "debug"},
         std::vector<std::string>{}, "", dir_.path() + "/serve.log");
     ASSERT_TRUE(serve_->started());
     // Every node known and usable (the await's rate needs two scrapes in its window).
@@ -289,7 +283,8 @@ class Stack {
   std::atomic<bool> stop_{false};
   int http_port_ = 0, serve_port_ = 0;
   std::map<std::string, std::unique_ptr<Child>> exporters_;
-  std::unique_ptr<Child> prometheus_, serve_;
+  std::unique_ptr<PrometheusServer> prometheus_;
+  std::unique_ptr<Child> serve_;
 };
 
 std::string Pod() {

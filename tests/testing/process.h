@@ -175,17 +175,19 @@ inline std::string OnPath(const std::string& name) {
 inline constexpr const char* kPrometheusBinary = "/usr/bin/prometheus";
 inline constexpr const char* kPromtoolBinary = "/usr/bin/promtool";
 
-// A real Prometheus on loopback over `data_dir` (which may hold imported
-// blocks), with no scrape targets; retention is long so that recorded series
-// with old timestamps are kept.
+// A real Prometheus on loopback: `config` is prometheus.yml's text (no scrape
+// targets by default), its TSDB is `data_dir` (which may hold imported blocks),
+// on `port` (a free one when 0; a restart passes the old one). Retention is long
+// so that recorded series with old timestamps are kept.
 class PrometheusServer {
  public:
-  PrometheusServer(const TempDir& dir, const std::string& data_dir) : port_(FreePort()) {
-    const std::string config =
-        dir.Write("prometheus-" + std::to_string(port_) + ".yml", "global: {}\n");
+  PrometheusServer(const TempDir& dir, const std::string& data_dir,
+                   const std::string& config = "global: {}\n", int port = 0)
+      : port_(port > 0 ? port : FreePort()) {
+    const std::string file = dir.Write("prometheus-" + std::to_string(port_) + ".yml", config);
     log_ = dir.path() + "/prometheus-" + std::to_string(port_) + ".log";
     child_ = std::make_unique<Child>(
-        std::vector<std::string>{kPrometheusBinary, "--config.file=" + config,
+        std::vector<std::string>{kPrometheusBinary, "--config.file=" + file,
                                  "--storage.tsdb.path=" + data_dir,
                                  "--storage.tsdb.retention.time=100y",
                                  "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
@@ -195,6 +197,7 @@ class PrometheusServer {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   bool started() const { return child_->started(); }
   std::string log() const { return ReadFile(log_); }
+  void Stop() { child_->Stop(); }
 
  private:
   int port_;
