@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "testing/exporters.h"
 #include "testing/process.h"
 
 namespace tidal::extender {
@@ -17,6 +18,7 @@ namespace {
 using nlohmann::json;
 using tidal::testing::Child;
 using tidal::testing::Eventually;
+using tidal::testing::FakeExporters;
 using tidal::testing::FreePort;
 using tidal::testing::kPrometheusBinary;
 using tidal::testing::PrometheusServer;
@@ -64,25 +66,9 @@ class ServeOverPrometheus : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(access(kPrometheusBinary, X_OK), 0)
         << kPrometheusBinary << " is required (scripts/install-deps.sh)";
-    for (const auto& k : kNodes) {
-      const std::string text = Exposition(k.node, k.used, k.await_ms);
-      agents_.Get(std::string("/") + k.node + "/metrics",
-                  [text](const httplib::Request&, httplib::Response& res) {
-                    res.set_content(text, "text/plain; version=0.0.4");
-                  });
-    }
-    agents_port_ = agents_.bind_to_any_port("127.0.0.1");
-    ASSERT_GT(agents_port_, 0);
-    agents_thread_ = std::thread([this] { agents_.listen_after_bind(); });
-
-    std::string scrape =
-        "global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n";
-    for (const auto& k : kNodes)
-      scrape +=
-          std::string("  - job_name: ") + k.node + "\n    metrics_path: /" + k.node +
-          "/metrics\n    static_configs: [{targets: ['127.0.0.1:" + std::to_string(agents_port_) +
-          "']}]\n";
-    prom_config_ = scrape;
+    for (const auto& k : kNodes) agents_.Serve(k.node, Exposition(k.node, k.used, k.await_ms));
+    ASSERT_TRUE(agents_.Start());
+    prom_config_ = agents_.PrometheusConfig();
     StartPrometheus();
 
     const std::string config =
@@ -106,8 +92,6 @@ class ServeOverPrometheus : public ::testing::Test {
   void TearDown() override {
     serve_.reset();
     prometheus_.reset();
-    agents_.stop();
-    if (agents_thread_.joinable()) agents_thread_.join();
   }
 
   // Again after a Stop: on the same port, over the same data.
@@ -139,9 +123,8 @@ class ServeOverPrometheus : public ::testing::Test {
   }
 
   TempDir dir_;
-  httplib::Server agents_;
-  std::thread agents_thread_;
-  int agents_port_ = 0, prom_port_ = 0, serve_port_ = 0;
+  FakeExporters agents_;
+  int prom_port_ = 0, serve_port_ = 0;
   std::string prom_config_;  // prometheus.yml's text
   std::unique_ptr<PrometheusServer> prometheus_;
   std::unique_ptr<Child> serve_;

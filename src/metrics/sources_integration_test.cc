@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "testing/exporters.h"
 #include "testing/process.h"
 
 namespace tidal {
@@ -22,6 +23,7 @@ namespace {
 using nlohmann::json;
 using tidal::testing::Child;
 using tidal::testing::Eventually;
+using tidal::testing::FakeExporters;
 using tidal::testing::FreePort;
 using tidal::testing::kPrometheusBinary;
 using tidal::testing::PrometheusServer;
@@ -151,33 +153,17 @@ class Stack {
     stop_ = true;
     if (ticker_.joinable()) ticker_.join();
     exporters_.clear();
-    http_.stop();
-    if (http_thread_.joinable()) http_thread_.join();
   }
 
   void Start() {
     ASSERT_EQ(access(kPrometheusBinary, X_OK), 0)
         << kPrometheusBinary << " is required (scripts/install-deps.sh)";
-    for (const Load& l : kLoads) {
-      const std::string text = source_ == Source::kAgent ? AgentExposition(l) : DcgmExposition(l);
-      http_.Get(std::string("/") + l.node + "/metrics",
-                [text](const httplib::Request&, httplib::Response& res) {
-                  res.set_content(text, "text/plain; version=0.0.4");
-                });
-    }
-    http_port_ = http_.bind_to_any_port("127.0.0.1");
-    ASSERT_GT(http_port_, 0);
-    http_thread_ = std::thread([this] { http_.listen_after_bind(); });
-
-    std::string scrape =
-        "global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n";
     for (const Load& l : kLoads)
-      scrape += std::string("  - job_name: ") +
-                (source_ == Source::kAgent ? "agent-" : "dcgm-exporter-") + l.node +
-                "\n    metrics_path: /" + l.node +
-                "/metrics\n    static_configs: [{targets: "
-                "['127.0.0.1:" +
-                std::to_string(http_port_) + "']}]\n";
+      fake_exporters_.Serve(l.node,
+                            source_ == Source::kAgent ? AgentExposition(l) : DcgmExposition(l),
+                            source_ == Source::kAgent ? "agent-" : "dcgm-exporter-");
+    ASSERT_TRUE(fake_exporters_.Start());
+    std::string scrape = fake_exporters_.PrometheusConfig();
     if (source_ == Source::kExporters) StartNodeExporters(&scrape);
     if (::testing::Test::HasFatalFailure()) return;
     prometheus_ = std::make_unique<PrometheusServer>(dir_, dir_.path() + "/tsdb", scrape);
@@ -278,10 +264,10 @@ class Stack {
 
   Source source_;
   TempDir dir_;
-  httplib::Server http_;
-  std::thread http_thread_, ticker_;
+  FakeExporters fake_exporters_;
+  std::thread ticker_;
   std::atomic<bool> stop_{false};
-  int http_port_ = 0, serve_port_ = 0;
+  int serve_port_ = 0;
   std::map<std::string, std::unique_ptr<Child>> exporters_;
   std::unique_ptr<PrometheusServer> prometheus_;
   std::unique_ptr<Child> serve_;
