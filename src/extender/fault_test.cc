@@ -332,7 +332,7 @@ const FaultCase kCases[] = {
      "6 nodes with series (was 3)", "3 nodes with series (was 6)", false},
     {"duplicated series that disagree", Fault::kDuplicated,
      [](const std::string& m) { return Gauge(m, "tidal_extender_snapshot_unusable_nodes") == 1; },
-     "two series for one GPU disagree", "usable again", false},
+     "two series disagree", "usable again", false},
 };
 
 TEST(ExtenderFaults, AnswersThroughEveryPrometheusFaultReportsItAndRecovers) {

@@ -39,8 +39,7 @@ std::string DescribeSeries(const std::string& name, const Labels& labels) {
 void Merge(std::optional<double>* slot, double value, const std::string& what,
            std::vector<std::string>* problems) {
   if (slot->has_value() && **slot != value) {
-    problems->push_back(
-        fmt::format("{}: two series for one GPU disagree ({} and {})", what, **slot, value));
+    problems->push_back(fmt::format("{}: two series disagree ({} and {})", what, **slot, value));
     *slot = std::max(**slot, value);
     return;
   }

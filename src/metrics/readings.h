@@ -29,7 +29,7 @@ std::optional<int> GpuIndex(const Labels& labels, const char* key);
 // (__name__, instance, job) and Tidal's query marks; values quoted.
 std::string DescribeSeries(const std::string& name, const Labels& labels);
 // Keeps `value` in *slot; a second value that differs is a problem (two series
-// for one GPU disagree), and the larger, the worse reading, is kept.
+// for one GPU or node disagree), and the larger, the worse reading, is kept.
 void Merge(std::optional<double>* slot, double value, const std::string& what,
            std::vector<std::string>* problems);
 // A GPU's memory in bytes is usable when used ≤ total and total is at least 1 MiB
