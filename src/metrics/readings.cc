@@ -29,7 +29,7 @@ std::string DescribeSeries(const std::string& name, const Labels& labels) {
   std::string out = name + "{";
   bool first = true;
   for (const auto& [k, v] : labels) {
-    if (k == "__name__" || k == "instance" || k == "job" || k == "tidal_series") continue;
+    if (k == "__name__" || k == "instance" || k == "job" || k == kSeriesMark) continue;
     out += (first ? "" : ",") + k + "=" + QuoteInput(v);
     first = false;
   }

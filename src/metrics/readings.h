@@ -20,6 +20,9 @@ inline constexpr const char* kAgentPeers = "ai_gpu_nvlink_peer_links";
 inline constexpr const char* kAgentCompetition = "ai_nvlink_competition_index";
 inline constexpr const char* kAgentAwait = "ai_storage_await_seconds";
 inline constexpr const char* kAgentUp = "ai_collector_up";
+// The label Tidal's own queries add to tell the series of one source apart in one
+// result (sources.cc); DescribeSeries leaves it out.
+inline constexpr const char* kSeriesMark = "tidal_series";
 
 // The label's value; empty when absent.
 std::string Label(const Labels& labels, const char* key);

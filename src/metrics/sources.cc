@@ -24,6 +24,7 @@ using readings::kAgentPeers;
 using readings::kAgentTotal;
 using readings::kAgentUp;
 using readings::kAgentUsed;
+using readings::kSeriesMark;
 
 // dcgm-exporter's (etc/default-counters.csv and dcp-metrics-included.csv).
 // Framebuffer values are in MiB.
@@ -36,8 +37,8 @@ constexpr const char* kNvlinkRx = "DCGM_FI_PROF_NVLINK_RX_BYTES";
 constexpr const char* kNvlinkTotal = "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL";
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// Labels the queries add, so that one query can carry several sources.
-constexpr const char* kSeriesMark = "tidal_series";
+// Labels the queries add, so that one query can carry several sources (and
+// readings::kSeriesMark, whose value marks the node-exporter await).
 constexpr const char* kDiskAwait = "node_disk_await_seconds";
 constexpr const char* kSourceMark = "tidal_source";
 
