@@ -57,4 +57,12 @@ std::optional<std::string> GpuMemoryProblem(int index, double used, double total
   return std::nullopt;
 }
 
+std::optional<int> LinkCount(double value, const std::string& what,
+                             std::vector<std::string>* problems) {
+  constexpr int kMaxLinks = 1 << 16;
+  if (value >= 0 && value <= kMaxLinks) return static_cast<int>(value);
+  problems->push_back(fmt::format("{} = {}: expected a link count 0..{}", what, value, kMaxLinks));
+  return std::nullopt;
+}
+
 }  // namespace tidal::readings

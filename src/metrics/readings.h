@@ -39,5 +39,10 @@ void Merge(std::optional<double>* slot, double value, const std::string& what,
 // (0 would read as an idle GPU) and fits in Bytes (beyond, as a huge free one).
 // Else a problem naming the GPU and the values in MiB.
 std::optional<std::string> GpuMemoryProblem(int index, double used, double total);
+// An NVLink peer series' value as a link count: NVLink has at most a few dozen per
+// pair, so anything beyond 65536 is no count (and beyond an int, undefined to
+// convert). Else nothing, and a problem naming the series.
+std::optional<int> LinkCount(double value, const std::string& what,
+                             std::vector<std::string>* problems);
 
 }  // namespace tidal::readings

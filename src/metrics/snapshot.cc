@@ -105,7 +105,9 @@ MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
         node.problems.push_back(what + ": expected a peer_gpu_id label");
         continue;
       }
-      g.peers[*peer] = std::max(g.peers[*peer], static_cast<int>(v));
+      const auto links = readings::LinkCount(v, what, &node.problems);
+      if (!links) continue;
+      g.peers[*peer] = std::max(g.peers[*peer], *links);
     }
   }
   if (unlabelled > 0)

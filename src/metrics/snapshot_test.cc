@@ -132,6 +132,12 @@ TEST(Snapshot, DoubtfulReadingsMakeTheNodeUnknown) {
         S("ai_gpu_memory_total_bytes", {{"node", "n1"}, {"gpu_id", "2"}}, 1e30)},
        false,
        "GPU 2: total memory"},
+      // A peer link count beyond an int was converted regardless (undefined).
+      {"a peer link count beyond any NVLink",
+       {S("ai_gpu_nvlink_peer_links", {{"node", "n1"}, {"gpu_id", "0"}, {"peer_gpu_id", "1"}},
+          1e30)},
+       false,
+       "expected a link count 0..65536"},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -248,15 +248,9 @@ MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
         node.problems.push_back(what + ": expected a peer_gpu_id label");
         continue;
       }
-      // A link count: NVLink has at most a few dozen per pair; anything beyond an
-      // int is not a count (and would be undefined to convert).
-      constexpr double kMaxLinks = 1 << 16;
-      if (!(v >= 0 && v <= kMaxLinks)) {
-        node.problems.push_back(fmt::format("{} = {}: expected a link count 0..{}", what, v,
-                                            static_cast<int>(kMaxLinks)));
-        continue;
-      }
-      g.peers[*peer] = std::max(g.peers[*peer], static_cast<int>(v));
+      const auto links = readings::LinkCount(v, what, &node.problems);
+      if (!links) continue;
+      g.peers[*peer] = std::max(g.peers[*peer], *links);
       node.agent_peers = true;
     }
   }
