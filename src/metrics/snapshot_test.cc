@@ -165,7 +165,7 @@ TEST(Snapshot, NodeLabelIsConfigurableAndUnlabelledSeriesAreReported) {
   const MetricsSnapshot s = BuildSnapshot(Vector(series), times, "kubernetes_node", 0);
   EXPECT_TRUE(s.nodes.at("n1").usable);
   ASSERT_EQ(s.problems.size(), 1u);
-  EXPECT_NE(s.problems[0].find("1 agent series have no \"kubernetes_node\" label"),
+  EXPECT_NE(s.problems[0].find("1 tidal-agent series have no \"kubernetes_node\" label"),
             std::string::npos)
       << s.problems[0];
 }
@@ -173,11 +173,30 @@ TEST(Snapshot, NodeLabelIsConfigurableAndUnlabelledSeriesAreReported) {
 TEST(Snapshot, NoSampleTimeOrNoGpuSeriesIsUnusable) {
   MetricsSnapshot s = BuildSnapshot(Vector(TwoGpuNode("n1")), Times({}, 0), "node", 0);
   EXPECT_FALSE(s.nodes.at("n1").usable);
+  EXPECT_EQ(s.nodes.at("n1").problems,
+            std::vector<std::string>{
+                "no sample time from tidal-agent (ai_collector_up is missing for the node)"});
   s = BuildSnapshot(
       Vector({S("ai_storage_await_seconds", {{"node", "disk-only"}, {"device", "sda"}}, 0.003)}),
       Times({"disk-only"}, 1), "node", 0);
   EXPECT_FALSE(s.nodes.at("disk-only").usable);
   EXPECT_EQ(s.nodes.at("disk-only").problems, std::vector<std::string>{"no GPU memory series"});
+}
+
+// The agent publishes peer series only where NVML reports NVLink: without them
+// its GPUs are unlinked, said by the agent (no model table is consulted, no note).
+TEST(Snapshot, WithoutPeerSeriesTheAgentsGpusAreUnlinked) {
+  auto series = TwoGpuNode("n1");
+  std::erase_if(series, [](const prom::Series& x) {
+    return x.metric.at("__name__") == "ai_gpu_nvlink_peer_links";
+  });
+  const MetricsSnapshot s = BuildSnapshot(Vector(series), Times({"n1"}, 1), "node", 0);
+  const NodeMetrics& m = s.nodes.at("n1");
+  EXPECT_TRUE(m.usable);
+  ASSERT_EQ(m.gpus.size(), 2u);
+  EXPECT_TRUE(m.gpus[0].nvlink_peers.empty());
+  EXPECT_EQ(m.sources.topology, "tidal-agent");
+  EXPECT_TRUE(m.notes.empty()) << m.notes[0];
 }
 
 TEST(Snapshot, ASampleTimeThatIsNoUnixTimeMakesTheNodeUnknown) {
@@ -197,7 +216,7 @@ TEST(Snapshot, ASampleTimeThatIsNoUnixTimeMakesTheNodeUnknown) {
     EXPECT_FALSE(m.usable) << c.name;
     EXPECT_EQ(
         m.problems,
-        std::vector<std::string>{"no sample time (ai_collector_up's time is not a Unix time)"})
+        std::vector<std::string>{"no sample time from tidal-agent (its time is not a Unix time)"})
         << c.name;
   }
 }

@@ -59,7 +59,8 @@ std::string AgentSeriesSelector();
 std::string SampleTimeQuery(const std::string& node_label);
 
 // Builds a snapshot from the result of AgentSeriesSelector() and of
-// SampleTimeQuery() (pure: tested on hand-written results).
+// SampleTimeQuery() (pure: tested on hand-written results): BuildSourcedSnapshot
+// with every dimension from the agent.
 MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,
                               const prom::QueryResult& sample_times, const std::string& node_label,
                               TimeMs fetched_at_ms);
@@ -72,9 +73,11 @@ std::string SourcedSeriesQuery(const MetricsSourceConfig& sources,
                                const std::string& agent_node_label);
 std::string SourcedSampleTimeQuery(const MetricsSourceConfig& sources,
                                    const std::string& agent_node_label);
-// Builds the same snapshot as BuildSnapshot from those two results (pure). A node
-// is in it when the GPU memory source has series for it; its sample time is the
-// oldest of its sources' newest samples, so one stale source makes it stale.
+// Builds the snapshot from those two results (pure). A node is in it when the GPU
+// memory source has series for it (the agent: any of its series, as it runs on GPU
+// nodes only); its sample time is the oldest of its sources' newest samples, so one
+// stale source makes it stale. A sample time without the tidal_source mark is the
+// agent's (SampleTimeQuery).
 MetricsSnapshot BuildSourcedSnapshot(const prom::QueryResult& series,
                                      const prom::QueryResult& sample_times,
                                      const MetricsSourceConfig& sources,
