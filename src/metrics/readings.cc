@@ -9,9 +9,9 @@
 
 namespace tidal::readings {
 
-std::string Label(const Labels& labels, const char* key) {
+std::string_view Label(const Labels& labels, const char* key) {
   const auto it = labels.find(key);
-  return it == labels.end() ? std::string() : it->second;
+  return it == labels.end() ? std::string_view() : std::string_view(it->second);
 }
 
 std::optional<int> GpuIndex(const Labels& labels, const char* key) {
@@ -25,8 +25,9 @@ std::optional<int> GpuIndex(const Labels& labels, const char* key) {
   return v;
 }
 
-std::string DescribeSeries(const std::string& name, const Labels& labels) {
-  std::string out = name + "{";
+std::string DescribeSeries(std::string_view name, const Labels& labels) {
+  std::string out(name);
+  out += "{";
   bool first = true;
   for (const auto& [k, v] : labels) {
     if (k == "__name__" || k == "instance" || k == "job" || k == kSeriesMark) continue;

@@ -4,6 +4,7 @@
 // a doubtful value is refused the same way whichever exporter gave it.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tidal/core/types.h"
@@ -24,13 +25,13 @@ inline constexpr const char* kAgentUp = "ai_collector_up";
 // result (sources.cc); DescribeSeries leaves it out.
 inline constexpr const char* kSeriesMark = "tidal_series";
 
-// The label's value; empty when absent.
-std::string Label(const Labels& labels, const char* key);
+// The label's value (a view into `labels`); empty when absent.
+std::string_view Label(const Labels& labels, const char* key);
 // A GPU index label (gpu_id, gpu, peer_gpu_id): 0 .. kMaxGpusPerNode-1, else nothing.
 std::optional<int> GpuIndex(const Labels& labels, const char* key);
 // name{label="value",…} for a problem text, without the labels every series has
 // (__name__, instance, job) and Tidal's query marks; values quoted.
-std::string DescribeSeries(const std::string& name, const Labels& labels);
+std::string DescribeSeries(std::string_view name, const Labels& labels);
 // Keeps `value` in *slot; a second value that differs is a problem (two series
 // for one GPU or node disagree), and the larger, the worse reading, is kept.
 void Merge(std::optional<double>* slot, double value, const std::string& what,

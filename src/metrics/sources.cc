@@ -82,7 +82,7 @@ struct NodeAcc {
 // at one index on one node mean the node label does not tell nodes apart (or MIG
 // instances, which Tidal does not read).
 bool SameGpu(GpuAcc& g, const Labels& labels, const std::string& what, NodeAcc* node) {
-  const std::string uuid = readings::Label(labels, "UUID");
+  const std::string_view uuid = readings::Label(labels, "UUID");
   if (!uuid.empty() && !g.uuid.empty() && uuid != g.uuid) {
     node->problems.push_back(fmt::format(
         "{}: a second GPU at this index (UUID {} and {}): expected one series per GPU; the node "
@@ -95,7 +95,7 @@ bool SameGpu(GpuAcc& g, const Labels& labels, const std::string& what, NodeAcc* 
     return false;
   }
   if (!uuid.empty()) g.uuid = uuid;
-  if (const std::string m = readings::Label(labels, "modelName"); !m.empty()) g.model = m;
+  if (const std::string_view m = readings::Label(labels, "modelName"); !m.empty()) g.model = m;
   return true;
 }
 
@@ -167,7 +167,7 @@ const std::string& NodeLabelOf(K source, const MetricsSourceConfig& c,
 }
 
 // A dcgm-exporter series' value into its GPU's slot (framebuffer in MiB).
-void AddDcgmReading(const std::string& name, double v, const std::string& what,
+void AddDcgmReading(std::string_view name, double v, const std::string& what,
                     const MetricsSourceConfig& c, GpuAcc& g, NodeAcc& node) {
   std::vector<std::string>* problems = &node.problems;
   if (name == kFbUsed)
@@ -189,12 +189,12 @@ void AddDcgmReading(const std::string& name, double v, const std::string& what,
 }
 
 // An agent series' value into its GPU's slot.
-void AddAgentGpuReading(const std::string& name, double v, const std::string& what,
+void AddAgentGpuReading(std::string_view name, double v, const std::string& what,
                         const Labels& labels, GpuAcc& g, NodeAcc& node) {
   if (name == kAgentUsed || name == kAgentTotal) {
     readings::Merge(name == kAgentUsed ? &g.used : &g.total, v, what, &node.problems);
-    if (const std::string u = readings::Label(labels, "uuid"); !u.empty()) g.uuid = u;
-    if (const std::string m = readings::Label(labels, "model"); !m.empty()) g.model = m;
+    if (const std::string_view u = readings::Label(labels, "uuid"); !u.empty()) g.uuid = u;
+    if (const std::string_view m = readings::Label(labels, "model"); !m.empty()) g.model = m;
   } else if (name == kAgentNvlink) {
     readings::Merge(&g.nvlink, std::min(v, 1.0), what, &node.problems);
   } else if (name == kAgentPeers) {
@@ -211,7 +211,7 @@ void AddAgentGpuReading(const std::string& name, double v, const std::string& wh
 }
 
 // One series' newest value into its node: node-wide values first, then per GPU.
-void AddReading(const std::string& name, K source, const prom::Series& s,
+void AddReading(std::string_view name, K source, const prom::Series& s,
                 const MetricsSourceConfig& c, NodeAcc& node) {
   const double v = s.points.back().value;
   const std::string what = readings::DescribeSeries(name, s.metric);
@@ -248,7 +248,7 @@ void AddReading(const std::string& name, K source, const prom::Series& s,
 }
 
 struct Accumulated {
-  std::map<std::string, NodeAcc> nodes;
+  std::map<std::string, NodeAcc, std::less<>> nodes;
   std::map<K, std::size_t> unlabelled;  // series without their source's node label
 };
 
@@ -257,19 +257,21 @@ Accumulated Accumulate(const prom::QueryResult& series, const MetricsSourceConfi
   Accumulated acc;
   for (const prom::Series& s : series.series) {
     if (s.points.empty()) continue;
-    std::string name = readings::Label(s.metric, "__name__");
+    std::string_view name = readings::Label(s.metric, "__name__");
     if (readings::Label(s.metric, kSeriesMark) == kDiskAwait) name = kDiskAwait;
     if (name.empty()) continue;
     const K source = name.rfind("DCGM_", 0) == 0 ? K::kDcgmExporter
                      : name == kDiskAwait        ? K::kNodeExporter
                                                  : K::kTidalAgent;
-    const std::string node_name =
+    const std::string_view node_name =
         readings::Label(s.metric, NodeLabelOf(source, c, agent_node_label).c_str());
     if (node_name.empty()) {
       ++acc.unlabelled[source];
       continue;
     }
-    NodeAcc& node = acc.nodes[node_name];
+    auto at = acc.nodes.find(node_name);
+    if (at == acc.nodes.end()) at = acc.nodes.emplace(node_name, NodeAcc{}).first;
+    NodeAcc& node = at->second;
     // The memory source's series put the node in the snapshot, doubtful or not:
     // a bad reading must make it unknown, not leave it out unexplained. The agent
     // runs on GPU nodes only: any of its series does (a node whose agent reads no
@@ -292,13 +294,13 @@ SampleTimes ReadSampleTimes(const prom::QueryResult& sample_times, const Metrics
   SampleTimes times;
   for (const prom::Series& s : sample_times.series) {
     if (s.points.empty()) continue;
-    std::string source = readings::Label(s.metric, kSourceMark);
+    std::string source(readings::Label(s.metric, kSourceMark));
     if (source.empty()) source = MetricsSourceName(K::kTidalAgent);
     const K kind = source == MetricsSourceName(K::kDcgmExporter)   ? K::kDcgmExporter
                    : source == MetricsSourceName(K::kNodeExporter) ? K::kNodeExporter
                                                                    : K::kTidalAgent;
-    const std::string node =
-        readings::Label(s.metric, NodeLabelOf(kind, c, agent_node_label).c_str());
+    const std::string node(
+        readings::Label(s.metric, NodeLabelOf(kind, c, agent_node_label).c_str()));
     if (node.empty()) continue;
     times[{source, node}] = prom::UnixSecondsToMs(s.points.back().value);
   }
