@@ -3,8 +3,11 @@
 # node list and the default pod list, and on K copies of both (node and pod names
 # suffixed -c00, -c01, …), per policy. Prints per policy the best run time of each
 # (the CLI's "node scorings in T s", which leaves out loading the CSVs), the time
-# ratio and the node-scorings ratio; 1x and Kx runs alternate so that a change in
-# the machine's load hits both. docs/traces.md ("Speed") has the results.
+# ratio, the node-scorings ratio, and the ratios of the nodes re-scored (the
+# verdicts brought up to date, of which the scorings are one per class) and of the
+# changes walked to find them (the log of changed nodes read); 1x and
+# Kx runs alternate so that a change in the machine's load hits both.
+# docs/traces.md ("Speed") has the results.
 #
 #   bench/fgd-scaling.sh [POLICIES] [COPIES] [RUNS] [TIDAL]
 #
@@ -31,25 +34,28 @@ replicate() {
 replicate "$openb/openb_node_list_gpu_node.csv" >"$work/nodes.csv"
 replicate "$openb/openb_pod_list_default.csv" >"$work/pods.csv"
 
-# One run: prints "seconds scorings".
+# One run: prints "seconds scorings re-scored walked".
 one() {
   "$tidal" simulate --experiment fgd-inflation --nodes "$1" --pods "$2" --seeds 42 \
     --policies "$3" 2>/dev/null |
     awk '/node scorings in/ { for (i = 1; i <= NF; ++i) {
-           if ($i == "node") s = $(i - 1); if ($i == "in") t = $(i + 1) }
-         sub("s$", "", t); print t, s }'
+           if ($i == "node") s = $(i - 1); if ($i == "in") t = $(i + 1)
+           if ($i == "nodes" && $(i + 1) == "re-scored,") r = $(i - 1)
+           if ($i == "changes" && $(i + 1) == "walked)") w = $(i - 1) }
+         sub("s$", "", t); print t, s, r, w }'
 }
 
-printf '| policy | 1x (s) | %dx (s) | time ratio | scorings 1x | scorings %dx | ratio |\n' "$copies" "$copies"
-printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n'
+printf '| policy | 1x (s) | %dx (s) | time ratio | scorings 1x | scorings %dx | ratio | re-scored ratio | walked ratio |\n' "$copies" "$copies"
+printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
 for policy in ${policies//,/ }; do
   best1='' bestk=''
   for ((r = 0; r < runs; ++r)); do
-    read -r t1 s1 < <(one "$openb/openb_node_list_gpu_node.csv" "$openb/openb_pod_list_default.csv" "$policy")
-    read -r tk sk < <(one "$work/nodes.csv" "$work/pods.csv" "$policy")
+    read -r t1 s1 r1 w1 < <(one "$openb/openb_node_list_gpu_node.csv" "$openb/openb_pod_list_default.csv" "$policy")
+    read -r tk sk rk wk < <(one "$work/nodes.csv" "$work/pods.csv" "$policy")
     if [[ -z $best1 ]] || awk -v a="$t1" -v b="$best1" 'BEGIN { exit !(a < b) }'; then best1=$t1; fi
     if [[ -z $bestk ]] || awk -v a="$tk" -v b="$bestk" 'BEGIN { exit !(a < b) }'; then bestk=$tk; fi
   done
-  awk -v p="$policy" -v a="$best1" -v b="$bestk" -v s="$s1" -v t="$sk" 'BEGIN {
-    printf "| %s | %.3f | %.2f | %.1f | %s | %s | %.1f |\n", p, a, b, b / a, s, t, t / s }'
+  awk -v p="$policy" -v a="$best1" -v b="$bestk" -v s="$s1" -v t="$sk" -v r="$r1" -v q="$rk" -v w="$w1" -v x="$wk" 'BEGIN {
+    printf "| %s | %.3f | %.2f | %.1f | %s | %s | %.1f | %.1f | %.1f |\n", p, a, b, b / a, s, t, t / s,
+      q / r, (w > 0 ? x / w : 0) }'
 done

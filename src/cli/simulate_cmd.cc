@@ -239,7 +239,7 @@ void RunFgdInflation(const SimulateOptions& o) {
     report.workload += fmt::format("+cpu{:03d}", std::lround(o.cpu_only_pct * 10));
   report.capacity_milli = experiment.capacity_milli();
   report.seeds = seeds;
-  std::uint64_t pods_placed = 0, evaluations = 0;
+  std::uint64_t pods_placed = 0, evaluations = 0, rescored = 0, walked = 0;
   double wall = 0;
   Progress progress(policies.size() * seeds.size());
   for (const auto& name : policies) {
@@ -253,6 +253,8 @@ void RunFgdInflation(const SimulateOptions& o) {
       wall += t;
       pods_placed += static_cast<std::uint64_t>(result.runs.back().pods);
       evaluations += result.runs.back().node_evaluations;
+      rescored += result.runs.back().nodes_rescored;
+      walked += result.runs.back().changes_walked;
       progress.Done(name + " seed " + std::to_string(seed), t);
     }
     report.policies.push_back(std::move(result));
@@ -280,7 +282,8 @@ void RunFgdInflation(const SimulateOptions& o) {
     std::cout << "\n"
               << policies.size() * seeds.size() << " runs, " << pods_placed << " pods, "
               << evaluations << " node scorings in " << wall << " s ("
-              << wall / static_cast<double>(policies.size() * seeds.size()) << " s per run)\n";
+              << wall / static_cast<double>(policies.size() * seeds.size()) << " s per run; "
+              << rescored << " nodes re-scored, " << walked << " changes walked)\n";
 }
 
 void RunPredictionExperiment(const SimulateOptions& o) {

@@ -517,7 +517,7 @@ class SeedPlacer {
     ++pod_number_;  // CollectDirty's stamp, one per refreshed shape
     const bool first = indexed_ ? v->best.empty() : v->version.empty();
     if (first) Reset(v);
-    CollectDirty(v, first);
+    CollectDirty(v, first, run);
     Rescore(pod, v, first, run);
     if (indexed_ && first) tree_.Build(v->best);
   }
@@ -627,10 +627,11 @@ class SeedPlacer {
   }
 
   // The nodes to (re-)evaluate for a pod of v's shape, into dirty_ and dirty_index_.
-  void CollectDirty(ShapeVerdicts* v, bool first_of_shape) {
+  void CollectDirty(ShapeVerdicts* v, bool first_of_shape, FgdSeedRun* run) {
     dirty_.clear();
     dirty_index_.clear();
     if (indexed_ && !first_of_shape) {
+      run->changes_walked += changes_.size() - v->synced;
       // Exactly the nodes placed on since this shape's last pod have changed
       // (it re-scored every changed node then); a node is listed per placement.
       for (std::size_t i = v->synced; i < changes_.size(); ++i) {
@@ -652,6 +653,7 @@ class SeedPlacer {
       });
     }
     v->synced = changes_.size();
+    run->nodes_rescored += dirty_index_.size();
   }
 
   // Evaluates the dirty nodes (two_stage: filters only) into v.

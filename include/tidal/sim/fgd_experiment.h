@@ -95,6 +95,11 @@ struct FgdSeedRun {
   int placed = 0;
   int failed = 0;                      // did not fit anywhere; skipped
   std::uint64_t node_evaluations = 0;  // (pod, node) pairs the policy scored
+  // The work around the scorings (docs/traces.md, Speed): (pod, node) verdicts
+  // brought up to date (the indexed path scores one node per class of them), and
+  // the entries of the log of changed nodes read to find them (indexed path only).
+  std::uint64_t nodes_rescored = 0;
+  std::uint64_t changes_walked = 0;
   // Indexed by arrived % (0..130): mean over the records whose arrived % rounds
   // to it (or within ±1 when none do); NaN when there are none.
   std::vector<double> alloc_pct, frag_pct, frag_ratio_pct;
