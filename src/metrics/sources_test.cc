@@ -320,6 +320,25 @@ TEST(SourcedSnapshot, NvlinkUtilisationAndTopology) {
   }
 }
 
+// With the agent as the NVLink source its word on topology holds: no peer series
+// means no NVLink, even for a model the table marks fully linked.
+TEST(SourcedSnapshot, TheAgentAsNvlinkSourceGivesTheTopology) {
+  MetricsSourceConfig config = DcgmNodeExporter();
+  config.nvlink = MetricsSourceKind::kTidalAgent;
+  auto series = Node("gpu-a");
+  series.push_back(S("ai_nvlink_bandwidth_utilization", {{"node", "gpu-a"}, {"gpu_id", "0"}}, 0.2));
+  prom::QueryResult times = Times("gpu-a", 1, 1);
+  times.series.push_back(Time("tidal-agent", "node", "gpu-a", 1));
+  const MetricsSnapshot s = BuildSourcedSnapshot(Vec(series), times, config, "node", 7);
+  const NodeMetrics& m = s.nodes.at("gpu-a");
+  EXPECT_TRUE(m.usable) << Problems(m);
+  ASSERT_EQ(m.gpus.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.gpus[0].nvlink_utilization, 0.2);
+  EXPECT_EQ(m.sources.topology, "tidal-agent");
+  EXPECT_TRUE(m.gpus[0].nvlink_peers.empty());
+  EXPECT_TRUE(m.notes.empty()) << m.notes[0];
+}
+
 TEST(SourcedSnapshot, MixedSourcesAndNodesWithoutGpus) {
   // GPU memory and NVLink from the agent, storage from node-exporter; a CPU node
   // with node-exporter only is not a GPU node and stays out of the snapshot.
