@@ -5,25 +5,12 @@
 #include "metrics/readings.h"
 
 namespace tidal {
-namespace {
 
-// The agent's families.
-using readings::kAgentAwait;
-using readings::kAgentCompetition;
-using readings::kAgentNvlink;
-using readings::kAgentPeers;
-using readings::kAgentTotal;
-using readings::kAgentUsed;
-
-}  // namespace
-
-std::string AgentSeriesSelector() {
-  return fmt::format("{{__name__=~\"{}|{}|{}|{}|{}|{}\"}}", kAgentUsed, kAgentTotal, kAgentNvlink,
-                     kAgentPeers, kAgentCompetition, kAgentAwait);
-}
+// The families SourcedSeriesQuery selects when the agent gives every dimension.
+std::string AgentSeriesSelector() { return SourcedSeriesQuery(MetricsSourceConfig{}, ""); }
 
 std::string SampleTimeQuery(const std::string& node_label) {
-  return fmt::format("max by ({}) (timestamp(ai_collector_up))", node_label);
+  return fmt::format("max by ({}) (timestamp({}))", node_label, readings::kAgentUp);
 }
 
 MetricsSnapshot BuildSnapshot(const prom::QueryResult& series,

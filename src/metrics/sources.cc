@@ -72,7 +72,7 @@ struct NodeAcc {
   std::optional<double> competition;
   double await_ms = 0;
   int await_series = 0;
-  bool has_memory = false;  // series from the GPU memory source
+  bool has_memory = false;  // series from the GPU memory source (the agent: any)
   bool agent_peers = false;
   bool nvlink_series = false;
   std::vector<std::string> problems;
