@@ -14,7 +14,10 @@ namespace tidal::sim {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr int kShareCuts = 3;  // the k rows, k = 1..3
+// The share rows, k = 1..6: on the openb lists k up to 10, a row per share over
+// half (what fits beside it) or the same rounding per node of CPU, memory or GPUs
+// raised the bound no further.
+constexpr int kRoundingCuts = 6;
 
 struct PodClass {
   std::int64_t cpu_milli = 0;
@@ -65,6 +68,19 @@ std::vector<NodeType> Types(std::span<const NodeState> nodes) {
 bool Fits(const PodClass& c, const NodeType& t) {
   return c.gpus <= t.gpus && c.milli <= kMilliPerGpu && c.cpu_milli <= t.cpu_milli &&
          c.memory <= t.memory && ModelAccepted(c.models, t.model);
+}
+
+// Fekete and Schepers' dual feasible function u_k of one GPU's share (milli):
+// the share itself where (k+1)·share is a whole number of GPUs, else
+// ⌊(k+1)·share⌋ / k GPUs. Shares that fit one GPU together have values summing to
+// at most one GPU, so on every integer placement a node type's pods are worth at
+// most its GPUs. k = 1: a share over half is worth a GPU and one under half
+// nothing (two over half never share a GPU); k = 4 values a 0.2 share at 0.2 and
+// a 0.81 share at a whole GPU (beside it, only shares up to 0.19 fit).
+double RoundedShare(int k, int milli) {
+  const int scaled = (k + 1) * milli;
+  if (scaled % kMilliPerGpu == 0) return static_cast<double>(milli) / kMilliPerGpu;
+  return static_cast<double>(scaled / kMilliPerGpu) / k;
 }
 
 // One row or the objective: " name: a x + b y ..." over lines of a few terms.
@@ -145,11 +161,10 @@ PackingLp BuildPackingLp(std::span<const NodeState> nodes, std::span<const PodDe
     add_each("mem", n * static_cast<double>(nt.memory) / kGiB,
              [](const PodClass& pc, std::size_t) { return static_cast<double>(pc.memory) / kGiB; });
     add_each("gpu", n * nt.gpus, [&](const PodClass&, std::size_t c) { return gpus_of(c); });
-    for (int k = 1; k <= kShareCuts; ++k)
-      add_each(fmt::format("share{}_", k).c_str(), k * n * nt.gpus,
-               [k](const PodClass& pc, std::size_t) -> double {
-                 if (pc.milli >= kMilliPerGpu) return k * pc.gpus;
-                 return pc.milli * (k + 1) > kMilliPerGpu ? 1 : 0;
+    for (int k = 1; k <= kRoundingCuts; ++k)
+      add_each(fmt::format("share{}_", k).c_str(), n * nt.gpus,
+               [k](const PodClass& pc, std::size_t) {
+                 return pc.gpus * RoundedShare(k, std::min(pc.milli, kMilliPerGpu));
                });
   }
   if (obj.terms() == 0) s += " nothing: 0 none <= 0\n";  // the format needs a row

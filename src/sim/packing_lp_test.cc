@@ -45,8 +45,11 @@ TEST(PackingLp, WritesOneVariablePerClassAndTypeWhereAPodFits) {
             " mem0: 1 x1_0 <= 128\n"
             " gpu0: 1 x1_0 <= 4\n"
             " share1_0: 1 x1_0 <= 4\n"
-            " share2_0: 2 x1_0 <= 8\n"
-            " share3_0: 3 x1_0 <= 12\n"
+            " share2_0: 1 x1_0 <= 4\n"
+            " share3_0: 1 x1_0 <= 4\n"
+            " share4_0: 1 x1_0 <= 4\n"
+            " share5_0: 1 x1_0 <= 4\n"
+            " share6_0: 1 x1_0 <= 4\n"
             "Bounds\n"
             "End\n");
 }
@@ -107,6 +110,18 @@ TEST(PackingLp, BoundsTheUnallocatedGpusOfHandComputedCases) {
        {Node(8000, 2)},
        {Pod(1000, 1, 1000), Pod(1000, 1, 600), Pod(1000, 1, 600), Pod(1000, 1, 600)},
        20},
+      // Beside a 0.81 share only shares up to 0.19 fit: one GPU takes the 0.81, the
+      // other the five 0.2 shares (u_4 values 0.81 at 1 and 0.2 at 0.2).
+      {"an 0.81 share leaves room for nothing of 0.2",
+       {Node(8000, 2)},
+       {Pod(1000, 1, 810), Pod(1000, 1, 810), Pod(1000, 1, 200), Pod(1000, 1, 200),
+        Pod(1000, 1, 200), Pod(1000, 1, 200), Pod(1000, 1, 200)},
+       9.5},
+      // Two 0.47 shares fill a GPU to 0.94, and one beside a 0.81 does not fit.
+      {"shares that pair badly",
+       {Node(8000, 2)},
+       {Pod(1000, 1, 810), Pod(1000, 1, 810), Pod(1000, 1, 470), Pod(1000, 1, 470)},
+       12.5},
       {"CPU-only pods change nothing", {Node(8000, 1)}, {Pod(8000, 0, 0), Pod(1000, 1, 1000)}, 0},
   };
   for (const Case& tc : cases) {

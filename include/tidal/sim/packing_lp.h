@@ -8,14 +8,16 @@
 //   maximise  Σ x[c][t] · gpus_c · share_c                 (GPUs allocated)
 //   pods c:   Σ_t x[c][t] ≤ n_c
 //   cpu, memory, GPU share of type t: Σ_c x[c][t] · demand_c ≤ N_t · capacity_t
-//   k = 1..3: Σ_{c whole} k · gpus_c · x[c][t] + Σ_{c sharing, share > 1/(k+1)} x[c][t]
-//             ≤ k · N_t · GPUs_t
+//   k = 1..6: Σ_c gpus_c · u_k(share_c) · x[c][t] ≤ N_t · GPUs_t
 //
 // x[c][t] ≥ 0 exists only where one pod of c fits an empty node of t (GPU count,
-// model, CPU, memory). The k rows are valid for every integer placement (a GPU
-// holds at most k pods of more than 1/(k+1) of it, none beside a whole-GPU pod)
-// and tighten the relaxation where pods share GPUs. Pods may be left out, so the
-// bound holds for every scheduler, also those that must place each pod that fits.
+// model, CPU, memory). u_k is Fekete and Schepers' dual feasible function
+// (share where (k+1)·share is whole, else ⌊(k+1)·share⌋/k): shares that fit one
+// GPU together are worth at most 1, so the k rows hold for every integer
+// placement, and they tighten the relaxation where pods share GPUs (two shares
+// over half never share one; beside a 0.81 share only shares up to 0.19 fit).
+// Pods may be left out, so the bound holds for every scheduler, also those that
+// must place each pod that fits.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
