@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -18,6 +20,11 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // half (what fits beside it) or the same rounding per node of CPU, memory or GPUs
 // raised the bound no further.
 constexpr int kRoundingCuts = 6;
+// The GPU fillings listed at most (openb's 20 shares make 1871); past it, the
+// rounding rows alone bound how shares pair.
+constexpr std::size_t kMaxFillings = 20000;
+constexpr std::size_t kMaxShareSizes = 64;    // distinct shares, for the same reason
+constexpr std::size_t kTriedPerFilling = 50;  // of those looked at per one listed
 
 struct PodClass {
   std::int64_t cpu_milli = 0;
@@ -83,14 +90,54 @@ double RoundedShare(int k, int milli) {
   return static_cast<double>(scaled / kMilliPerGpu) / k;
 }
 
+// The ways to fill one GPU with shares: how many of each of `sizes` (distinct
+// milli shares under a GPU) go on it, summing to at most a GPU with no further
+// share fitting (a filling with room for one more is worth no more than one
+// with it). Empty past `limit` fillings: tiny shares make too many to list.
+std::vector<std::vector<int>> GpuFillings(const std::vector<int>& sizes, std::size_t limit) {
+  std::vector<std::vector<int>> out;
+  if (sizes.size() > kMaxShareSizes) return out;
+  std::size_t tried = 0;  // fillings looked at, maximal or not
+  std::vector<int> counts(sizes.size(), 0);
+  bool over = false;
+  // Counts of sizes[i..] for `room` milli left.
+  auto fill = [&](auto&& self, std::size_t i, int room) -> void {
+    if (over) return;
+    if (i == sizes.size()) {
+      over = ++tried > kTriedPerFilling * limit;
+      if (over) return;
+      if (std::any_of(sizes.begin(), sizes.end(), [&](int size) { return size <= room; }))
+        return;  // not maximal
+      if (out.size() == limit) {
+        over = true;
+        return;
+      }
+      out.push_back(counts);
+      return;
+    }
+    for (int k = room / sizes[i]; k >= 0; --k) {
+      counts[i] = k;
+      self(self, i + 1, room - k * sizes[i]);
+    }
+    counts[i] = 0;
+  };
+  fill(fill, 0, kMilliPerGpu);
+  if (over) out.clear();
+  return out;
+}
+
 // One row or the objective: " name: a x + b y ..." over lines of a few terms.
 class Row {
  public:
   explicit Row(std::string* out) : out_(out) {}
   void Term(double coefficient, const std::string& var) {
     if (coefficient == 0) return;
-    *out_ += fmt::format("{}{} {}", terms_ == 0 ? "" : (terms_ % 6 == 0 ? "\n   + " : " + "),
-                         coefficient, var);
+    const char* sign = coefficient < 0 ? "-" : "+";
+    if (terms_ == 0)
+      *out_ += coefficient < 0 ? "- " : "";
+    else
+      *out_ += fmt::format("{}{} ", terms_ % 6 == 0 ? "\n   " : " ", sign);
+    *out_ += fmt::format("{} {}", std::abs(coefficient), var);
     ++terms_;
   }
   int terms() const { return terms_; }
@@ -110,11 +157,57 @@ void Constraint(std::string* lp, const std::string& name, double rhs, AddTerms a
   *lp += fmt::format(" {}: {} <= {}\n", name, row, rhs);
 }
 
+// The distinct shares (milli, under a GPU) the classes ask for, ascending.
+std::vector<int> ShareSizes(const std::vector<PodClass>& classes) {
+  std::vector<int> sizes;
+  for (const PodClass& c : classes)
+    if (c.milli < kMilliPerGpu) sizes.push_back(c.milli);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// Type t's GPUs by filling: y[t][j] GPUs filled as filling j (restricted to the
+// shares that fit t), each share's pods at most what the fillings hold, and the
+// fillings and whole-GPU pods at most the type's GPUs. Returns the y columns.
+std::size_t AddFillingRows(std::string* s, std::size_t t, const NodeType& nt,
+                           const std::vector<PodClass>& classes, const std::vector<char>& fits_t,
+                           const std::vector<int>& sizes,
+                           const std::vector<std::vector<int>>& fillings) {
+  std::vector<char> present(sizes.size(), 0);
+  for (std::size_t c = 0; c < classes.size(); ++c)
+    if (fits_t[c] && classes[c].milli < kMilliPerGpu)
+      present[std::lower_bound(sizes.begin(), sizes.end(), classes[c].milli) - sizes.begin()] = 1;
+  std::set<std::vector<int>> restricted;
+  for (std::vector<int> f : fillings) {
+    for (std::size_t m = 0; m < sizes.size(); ++m) f[m] = present[m] ? f[m] : 0;
+    if (std::any_of(f.begin(), f.end(), [](int k) { return k > 0; })) restricted.insert(f);
+  }
+  auto y = [t](std::size_t j) { return fmt::format("y{}_{}", t, j); };
+  auto x = [t](std::size_t c) { return fmt::format("x{}_{}", c, t); };
+  for (std::size_t m = 0; m < sizes.size(); ++m)
+    if (present[m])
+      Constraint(s, fmt::format("fill{}_{}", sizes[m], t), 0, [&](Row& r) {
+        for (std::size_t c = 0; c < classes.size(); ++c)
+          if (fits_t[c] && classes[c].milli == sizes[m]) r.Term(classes[c].gpus, x(c));
+        std::size_t j = 0;
+        for (const std::vector<int>& f : restricted) r.Term(-f[m], y(j++));
+      });
+  Constraint(s, fmt::format("gpus{}", t), static_cast<double>(nt.count * nt.gpus), [&](Row& r) {
+    for (std::size_t j = 0; j < restricted.size(); ++j) r.Term(1, y(j));
+    for (std::size_t c = 0; c < classes.size(); ++c)
+      if (fits_t[c] && classes[c].milli >= kMilliPerGpu) r.Term(classes[c].gpus, x(c));
+  });
+  return restricted.size();
+}
+
 }  // namespace
 
 PackingLp BuildPackingLp(std::span<const NodeState> nodes, std::span<const PodDemand> pods) {
   const std::vector<PodClass> classes = Classes(pods);
   const std::vector<NodeType> types = Types(nodes);
+  const std::vector<int> sizes = ShareSizes(classes);
+  const std::vector<std::vector<int>> fillings = GpuFillings(sizes, kMaxFillings);
   PackingLp lp;
   lp.classes = classes.size();
   lp.node_types = types.size();
@@ -166,6 +259,10 @@ PackingLp BuildPackingLp(std::span<const NodeState> nodes, std::span<const PodDe
                [k](const PodClass& pc, std::size_t) {
                  return pc.gpus * RoundedShare(k, std::min(pc.milli, kMilliPerGpu));
                });
+    std::vector<char> fits_t(classes.size());
+    for (std::size_t c = 0; c < classes.size(); ++c) fits_t[c] = fits[c][t];
+    if (!fillings.empty())  // else too many to list: the rounding rows alone
+      lp.fillings += AddFillingRows(&s, t, nt, classes, fits_t, sizes, fillings);
   }
   if (obj.terms() == 0) s += " nothing: 0 none <= 0\n";  // the format needs a row
   s += "Bounds\n";

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <vector>
 
@@ -50,6 +51,7 @@ TEST(PackingLp, WritesOneVariablePerClassAndTypeWhereAPodFits) {
             " share4_0: 1 x1_0 <= 4\n"
             " share5_0: 1 x1_0 <= 4\n"
             " share6_0: 1 x1_0 <= 4\n"
+            " gpus0: 1 x1_0 <= 4\n"
             "Bounds\n"
             "End\n");
 }
@@ -122,11 +124,68 @@ TEST(PackingLp, BoundsTheUnallocatedGpusOfHandComputedCases) {
        {Node(8000, 2)},
        {Pod(1000, 1, 810), Pod(1000, 1, 810), Pod(1000, 1, 470), Pod(1000, 1, 470)},
        12.5},
+      // The rounding rows allow all three (0%: 0.55 and 0.16 are worth at most 0.5
+      // and 0.16 under every u_k). With the ways to fill one GPU the relaxation
+      // can only split it: 5/6 as 0.55 + 0.37, 1/6 as six 0.16s (the whole 0.16).
+      {"one GPU: 0.55 and 0.37 fill it best, 0.16 fits beside neither",
+       {Node(8000, 1)},
+       {Pod(1000, 1, 550), Pod(1000, 1, 370), Pod(1000, 1, 160)},
+       100 * (1 - (0.92 * 5 / 6 + 0.16))},
       {"CPU-only pods change nothing", {Node(8000, 1)}, {Pod(8000, 0, 0), Pod(1000, 1, 1000)}, 0},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
     EXPECT_NEAR(SolvedUnallocPct(tc.nodes, tc.pods), tc.want_pct, 1e-6);
+  }
+}
+
+// Shares so small that the ways to fill a GPU are too many to list leave the
+// rounding rows alone, and the bound still holds (all 40 fit: 18 % unallocated).
+TEST(PackingLp, TinySharesFallBackToTheRoundingRows) {
+  std::vector<PodDemand> pods;
+  for (int milli = 1; milli <= 40; ++milli) pods.push_back(Pod(1000, 1, milli));
+  EXPECT_EQ(BuildPackingLp(std::vector<NodeState>{Node(64000, 1)}, pods).fillings, 0u);
+  EXPECT_LE(SolvedUnallocPct({Node(64000, 1)}, pods), 18 + 1e-6);
+}
+
+// The unallocated % of the best placement of `shares` (milli) on one node of
+// `gpus` GPUs, by trying every assignment (a pod on a GPU or left out).
+double BestPlacementUnallocPct(int gpus, const std::vector<int>& shares) {
+  std::vector<int> choice(shares.size(), 0);
+  int best = 0;
+  for (;;) {
+    std::vector<int> load(static_cast<std::size_t>(gpus), 0);
+    bool fits = true;
+    int placed = 0;
+    for (std::size_t i = 0; i < shares.size() && fits; ++i)
+      if (choice[i] < gpus) {
+        fits = (load[static_cast<std::size_t>(choice[i])] += shares[i]) <= 1000;
+        placed += shares[i];
+      }
+    if (fits) best = std::max(best, placed);
+    std::size_t i = 0;
+    while (i < choice.size() && ++choice[i] > gpus) choice[i++] = 0;
+    if (i == choice.size()) break;
+  }
+  return 100.0 * (1 - best / (1000.0 * gpus));
+}
+
+// A bound must hold for every placement: on small random cases the LP never
+// claims more unallocated than the best placement leaves.
+TEST(PackingLp, NeverBoundsAboveTheBestPlacement) {
+  const int kShares[] = {110, 160, 230, 320, 370, 470, 550, 650, 810, 1000};
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int gpus = 1 + static_cast<int>(rng() % 3);
+    std::vector<int> shares(3 + rng() % 4);
+    std::vector<PodDemand> pods;
+    for (int& share : shares) {
+      share = kShares[rng() % std::size(kShares)];
+      pods.push_back(Pod(1000, 1, share));
+    }
+    SCOPED_TRACE(::testing::PrintToString(shares) + " on " + std::to_string(gpus) + " GPUs");
+    EXPECT_LE(SolvedUnallocPct({Node(64000, gpus)}, pods),
+              BestPlacementUnallocPct(gpus, shares) + 1e-6);
   }
 }
 

@@ -9,6 +9,8 @@
 //   pods c:   Σ_t x[c][t] ≤ n_c
 //   cpu, memory, GPU share of type t: Σ_c x[c][t] · demand_c ≤ N_t · capacity_t
 //   k = 1..6: Σ_c gpus_c · u_k(share_c) · x[c][t] ≤ N_t · GPUs_t
+//   share m:  Σ_{c of share m} gpus_c · x[c][t] ≤ Σ_f f_m · y[t][f]
+//   GPUs:     Σ_f y[t][f] + Σ_{c whole} gpus_c · x[c][t] ≤ N_t · GPUs_t
 //
 // x[c][t] ≥ 0 exists only where one pod of c fits an empty node of t (GPU count,
 // model, CPU, memory). u_k is Fekete and Schepers' dual feasible function
@@ -16,6 +18,10 @@
 // GPU together are worth at most 1, so the k rows hold for every integer
 // placement, and they tighten the relaxation where pods share GPUs (two shares
 // over half never share one; beside a 0.81 share only shares up to 0.19 fit).
+// y[t][f] ≥ 0 GPUs of type t hold filling f, a way to fill one GPU with shares
+// (f_m of share m) that leaves no room for another: the configuration LP of one
+// GPU, which the u_k rows only approximate (without it when tiny shares make too
+// many fillings to list).
 // Pods may be left out, so the bound holds for every scheduler, also those that
 // must place each pod that fits.
 #include <cstddef>
@@ -35,6 +41,7 @@ struct PackingLp {
   std::size_t classes = 0;          // pod classes with a GPU request
   std::size_t node_types = 0;       // node types with GPUs
   std::size_t variables = 0;        // (class, type) pairs where a pod fits
+  std::size_t fillings = 0;         // (type, way to fill one GPU with shares) columns
 };
 
 // Nodes as the trace experiments see them (allocatable CPU and memory, GPUs of
