@@ -110,25 +110,32 @@ void Plot(const std::string& dir) {
 
 // The unallocated GPU % no placement of the seed's pods can go below: its
 // packing LP solved by glpsol (glpk-utils), in a temporary directory.
-double SolveLpBound(const sim::PackingLp& lp, std::uint64_t seed) {
+// Runs glpsol on `lp` (CPLEX LP text) with `output` (-o for the report, -w for the
+// solution) and returns that file's text; throws InputError naming `what` when
+// glpsol is missing or fails (the LP is kept to look at).
+std::string RunGlpsol(const std::string& lp, const char* output, const std::string& what) {
   const std::string base = std::filesystem::temp_directory_path() / "tidal-lp-XXXXXX";
   std::vector<char> dir_buf(base.begin(), base.end());
   dir_buf.push_back('\0');
-  if (!mkdtemp(dir_buf.data())) throw InputError{"--lp-bound: cannot create " + base};
-  const std::string dir = dir_buf.data(), model = dir + "/packing.lp", report = dir + "/report.txt";
-  std::ofstream(model) << lp.text;
-  const int code = RunProgram({"glpsol", "--lp", model, "-o", report}, /*quiet=*/true);
+  if (!mkdtemp(dir_buf.data())) throw InputError{what + ": cannot create " + base};
+  const std::string dir = dir_buf.data(), model = dir + "/model.lp", result = dir + "/result.txt";
+  std::ofstream(model) << lp;
+  const int code = RunProgram({"glpsol", "--lp", model, output, result}, /*quiet=*/true);
   std::stringstream text;
-  text << std::ifstream(report).rdbuf();
-  const std::optional<double> optimum = sim::GlpsolOptimum(text.str());
+  text << std::ifstream(result).rdbuf();
   if (code == kNotStarted) {
     std::filesystem::remove_all(dir);
-    throw InputError{"--lp-bound: glpsol not found on PATH (apt-get install glpk-utils)"};
+    throw InputError{what + ": glpsol not found on PATH (apt-get install glpk-utils)"};
   }
-  if (code != 0 || !optimum)
-    throw InputError{
-        fmt::format("--lp-bound: glpsol found no optimum of seed {}'s LP ({} kept)", seed, model)};
+  if (code != 0) throw InputError{fmt::format("{}: glpsol failed ({} kept)", what, model)};
   std::filesystem::remove_all(dir);
+  return text.str();
+}
+
+double SolveLpBound(const sim::PackingLp& lp, std::uint64_t seed) {
+  const std::string what = fmt::format("--lp-bound, seed {}", seed);
+  const std::optional<double> optimum = sim::GlpsolOptimum(RunGlpsol(lp.text, "-o", what));
+  if (!optimum) throw InputError{what + ": glpsol found no optimum"};
   return sim::LpUnallocatedPct(lp, *optimum);
 }
 
@@ -232,6 +239,10 @@ void RunFgdInflation(const SimulateOptions& o) {
     options.tie_break = sim::FgdTieBreak::kRandom;
   else
     throw InputError{"--tie-break: \"" + o.tie_break + "\" (expected name or random)"};
+  if (std::find(policies.begin(), policies.end(), "fgd-fill") != policies.end())
+    options.solve_lp = [](const std::string& lp, std::size_t columns) {
+      return sim::GlpsolColumns(RunGlpsol(lp, "-w", "policy fgd-fill's fill plan"), columns);
+    };
   const sim::FgdExperiment experiment(std::move(nodes), std::move(pods), options);
   sim::FgdReport report;
   report.workload = Stem(o.pods);
@@ -492,8 +503,10 @@ void AddSimulate(CLI::App& app) {
                       "seeing the next pod in the queue, load-aware-frag-ahead, Tidal's "
                       "load-aware-frag with the look-ahead, load-aware-frag-learned, what "
                       "tidal serve runs with fgd's tasks: learned: its target workload learned "
-                      "as serve learns it, and load-aware-frag-learned-ahead, that seeing the "
-                      "next pod)")
+                      "as serve learns it, load-aware-frag-learned-ahead, that seeing the "
+                      "next pod, and, not by default, fgd-fill: FGD placing each share first "
+                      "where a plan of how the listed shares fill GPUs puts it (their "
+                      "cutting-stock LP, solved by glpsol: apt-get install glpk-utils))")
       ->each([o](const std::string&) { o->policies_set = true; });
   cmd->add_option("--config", o->config,
                   "Tidal policy config for load-aware and oracle (and --experiment prediction)");

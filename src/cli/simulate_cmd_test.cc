@@ -153,7 +153,33 @@ TEST(Simulate, LpBoundReportsEachListsLowerBound) {
                     " --seeds 1 --policies fgd --lp-bound",
                 true);
   EXPECT_EQ(missing.exit_code, 2) << missing.out;
-  EXPECT_NE(missing.out.find("--lp-bound: glpsol not found on PATH (apt-get install glpk-utils)"),
+  EXPECT_NE(
+      missing.out.find("--lp-bound, seed 1: glpsol not found on PATH (apt-get install glpk-utils)"),
+      std::string::npos)
+      << missing.out;
+}
+
+// fgd-fill plans with glpsol how the listed shares fill GPUs, then places by the
+// plan; it names what it needs when glpsol is missing.
+TEST(Simulate, FgdFillSolvesItsPlanWithGlpsol) {
+  TempDir dir;
+  const std::string nodes = dir.Write("nodes.csv",
+                                      "sn,cpu_milli,memory_mib,gpu,model\n"
+                                      "A,64000,262144,2,T4\n"
+                                      "B,64000,262144,2,T4\n");
+  const std::string pods = dir.Write("pods.csv",
+                                     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+                                     "p1,1000,1024,1,810,\n"
+                                     "p2,1000,1024,1,160,\n");
+  const std::string args = " simulate --experiment fgd-inflation --nodes " + nodes + " --pods " +
+                           pods + " --seeds 1 --policies fgd-fill --output json";
+  const CommandResult r = RunTidal(args.substr(1));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("name": "fgd-fill")"), std::string::npos) << r.out;
+  const CommandResult missing =
+      RunBinary("env", std::string("PATH=/nonexistent \"") + TIDAL_BINARY + "\"" + args, true);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("policy fgd-fill's fill plan: glpsol not found on PATH"),
             std::string::npos)
       << missing.out;
 }

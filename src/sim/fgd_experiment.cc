@@ -43,6 +43,15 @@ const std::vector<std::string>& FgdPolicyNames() {
   return names;
 }
 
+const std::vector<std::string>& FgdKnownPolicyNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = FgdPolicyNames();
+    all.push_back("fgd-fill");
+    return all;
+  }();
+  return names;
+}
+
 bool FgdPolicyLearns(const std::string& policy) {
   return policy == "fgd-learned" || policy == "load-aware-frag-learned" ||
          policy == "load-aware-frag-learned-ahead";
@@ -251,6 +260,7 @@ std::vector<traces::OpenbPod> WithCpuOnlyShare(std::vector<traces::OpenbPod> pod
 
 struct FgdExperiment::Impl {
   std::vector<FgdTask> tasks;  // FGD's target workload, from the listed pods
+  YAML::Node fill_plan;        // fgd-fill's, for `tasks` (with options.solve_lp)
 };
 
 FgdExperiment::FgdExperiment(std::vector<traces::OpenbNode> nodes,
@@ -265,6 +275,16 @@ FgdExperiment::FgdExperiment(std::vector<traces::OpenbNode> nodes,
     listed.push_back(ToDemand(pods_[i], 0, static_cast<int>(i)));
   auto impl = std::make_unique<Impl>();
   impl->tasks = TypicalTasks(listed, options_.popularity_pct);
+  if (options_.solve_lp) {
+    // Every listed share, not only the popular task types: a rare small share is
+    // what fills the room beside a large one.
+    const FillPlanLp lp = BuildFillPlanLp(TypicalTasks(listed, 100));
+    if (!lp.text.empty()) {
+      const auto y = options_.solve_lp(lp.text, lp.fillings.size());
+      if (!y) throw InputError{"fgd-fill: the fill plan's LP found no optimum"};
+      impl->fill_plan = FillPlanArgs(lp, *y);
+    }
+  }
   impl_ = std::move(impl);
 }
 
@@ -819,9 +839,13 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
   // fgd-lookahead, load-aware-frag-ahead and load-aware-frag-learned-ahead see the
   // next pod in the queue (PlaceLookingAhead), after learning from the pod placed.
   const bool lookahead = FgdPolicyLooksAhead(policy);
-  std::unique_ptr<Runner> runner =
-      MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation",
-                      learned ? std::vector<FgdTask>{} : tasks, seed, options_.fgd_score_step);
+  if (policy == "fgd-fill" && !options_.solve_lp)
+    throw InputError{
+        "policy fgd-fill: needs an LP solver for its fill plan (tidal simulate "
+        "runs glpsol: apt-get install glpk-utils)"};
+  std::unique_ptr<Runner> runner = MakeTracePolicy(policy, FgdKnownPolicyNames(), "fgd-inflation",
+                                                   learned ? std::vector<FgdTask>{} : tasks, seed,
+                                                   options_.fgd_score_step, impl_->fill_plan);
   std::vector<NodeState> views = ClusterViews(nodes_, policy);
   std::vector<std::size_t> by_name = TieOrder(views, options_.permute_node_names, rng);
   FgdOptions placing = options_;
@@ -853,8 +877,8 @@ FgdSeedRun FgdExperiment::Run(const std::string& policy, std::uint64_t seed) con
             learner.Tasks(as_serve ? kLearnedWorkloadPopularityPct : options_.popularity_pct),
             placer.Nodes(),
             options_.scarcity_exponent.value_or(as_serve ? kLearnedWorkloadScarcityExponent : 0));
-        runner = MakeTracePolicy(policy, FgdPolicyNames(), "fgd-inflation", learned_tasks, seed,
-                                 options_.fgd_score_step);
+        runner = MakeTracePolicy(policy, FgdKnownPolicyNames(), "fgd-inflation", learned_tasks,
+                                 seed, options_.fgd_score_step);
         placer.UsePolicy(*runner);
       }
     }
@@ -913,8 +937,9 @@ double FgdExperiment::OfflineUnallocPct(const std::string& policy, FgdOfflineOrd
   };
   std::stable_sort(arrived.begin(), arrived.end(),
                    [&](const PodDemand& a, const PodDemand& b) { return size(a) > size(b); });
-  const std::unique_ptr<Runner> runner = MakeTracePolicy(
-      policy, FgdPolicyNames(), "fgd-inflation", impl_->tasks, seed, options_.fgd_score_step);
+  const std::unique_ptr<Runner> runner =
+      MakeTracePolicy(policy, FgdKnownPolicyNames(), "fgd-inflation", impl_->tasks, seed,
+                      options_.fgd_score_step, impl_->fill_plan);
   std::vector<NodeState> views = ClusterViews(nodes_, policy);
   std::vector<std::size_t> by_name = TieOrder(views, options_.permute_node_names, rng);
   SeedPlacer placer(options_, policy, seed, impl_->tasks, *runner, std::move(views),

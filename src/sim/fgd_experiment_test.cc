@@ -1,10 +1,12 @@
 #include "tidal/sim/fgd_experiment.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -442,6 +444,21 @@ TEST(FgdExperiment, ShapeCacheChangesNothing) {
 // order) must choose exactly what the plain scans of every node choose, and
 // re-score the same nodes but those it found infeasible before. With CPU-only pods
 // at 25 %, so that ties abound.
+// fgd-fill's LP solved by glpsol (glpk-utils, installed by scripts/install-deps.sh).
+std::optional<std::vector<double>> SolveWithGlpsol(const std::string& lp, std::size_t columns) {
+  char dir[] = "/tmp/fgd-fill-XXXXXX";
+  if (!mkdtemp(dir)) return std::nullopt;
+  const std::string model = std::string(dir) + "/m.lp", solution = std::string(dir) + "/s.txt";
+  std::ofstream(model) << lp;
+  const int status =
+      std::system(("glpsol --lp '" + model + "' -w '" + solution + "' >/dev/null 2>&1").c_str());
+  std::stringstream text;
+  text << std::ifstream(solution).rdbuf();
+  std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+  if (status != 0) return std::nullopt;
+  return GlpsolColumns(text.str(), columns);
+}
+
 TEST(FgdExperiment, IndexedSelectChangesNothing) {
   auto nodes = FixtureNodes();
   nodes.resize(150);
@@ -449,8 +466,9 @@ TEST(FgdExperiment, IndexedSelectChangesNothing) {
   pods.resize(1500);
   FgdOptions indexed, plain;
   plain.indexed = false;
+  indexed.solve_lp = plain.solve_lp = SolveWithGlpsol;  // for fgd-fill
   const FgdExperiment a(nodes, pods, indexed), b(nodes, pods, plain);
-  for (const auto& policy : FgdPolicyNames()) {
+  for (const auto& policy : FgdKnownPolicyNames()) {
     for (std::uint64_t seed : {42, 43}) {
       SCOPED_TRACE(policy + " seed " + std::to_string(seed));
       const FgdSeedRun x = a.Run(policy, seed), y = b.Run(policy, seed);
@@ -476,6 +494,29 @@ TEST(FgdExperiment, IndexedSelectChangesNothing) {
       }
     }
   }
+}
+
+// fgd-fill is FGD with the plan of how the listed shares fill a GPU: it needs an
+// LP solver, and with one it places sharing pods otherwise than FGD.
+TEST(FgdExperiment, FgdFillFollowsAPlanOnlyWithASolver) {
+  auto nodes = FixtureNodes();
+  nodes.resize(150);
+  const FgdExperiment without(nodes, FixturePods());
+  try {
+    without.Run("fgd-fill", 42);
+    ADD_FAILURE() << "fgd-fill ran without a solver";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message.find("needs an LP solver"), std::string::npos) << e.message;
+  }
+  FgdOptions options;
+  options.solve_lp = SolveWithGlpsol;
+  const FgdExperiment with(nodes, FixturePods(), options);
+  EXPECT_NE(with.Run("fgd-fill", 42).placement, with.Run("fgd", 42).placement);
+  FgdOptions failing;
+  failing.solve_lp = [](const std::string&, std::size_t) {
+    return std::optional<std::vector<double>>();
+  };
+  EXPECT_THROW(FgdExperiment(nodes, FixturePods(), failing), InputError);
 }
 
 // load-aware-frag-pack on a hand-made cluster (target workload: one whole GPU).

@@ -299,4 +299,98 @@ double LpUnallocatedPct(const PackingLp& lp, double allocated_gpus) {
   return 100.0 * std::max(0.0, capacity - allocated_gpus) / capacity;
 }
 
+FillPlanLp BuildFillPlanLp(std::span<const FgdTask> tasks) {
+  std::map<int, double> weight;  // per share
+  for (const FgdTask& t : tasks)
+    if (t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu)
+      weight[t.gpu_milli] += t.weight;
+  FillPlanLp lp;
+  double total = 0, volume = 0;
+  for (const auto& [share, w] : weight) {
+    lp.sizes.push_back(share);
+    total += w;
+    volume += w * share;
+  }
+  if (lp.sizes.empty() || !(total > 0)) return lp;
+  lp.fillings = GpuFillings(lp.sizes, kMaxFillings);
+  if (lp.fillings.empty()) return lp;
+  // The pods of one GPU on average: each share's part of them.
+  const double pods_per_gpu = kMilliPerGpu * total / volume;
+  std::string& s = lp.text;
+  s += "\\ tidal fill plan: the fewest GPUs that hold one GPU's worth of the shares\n";
+  s += "Minimize\n obj: ";
+  Row obj(&s);
+  for (std::size_t j = 0; j < lp.fillings.size(); ++j) obj.Term(1, fmt::format("y{}", j));
+  s += "\nSubject To\n";
+  for (std::size_t m = 0; m < lp.sizes.size(); ++m) {
+    std::string row;
+    Row r(&row);
+    for (std::size_t j = 0; j < lp.fillings.size(); ++j)
+      r.Term(lp.fillings[j][m], fmt::format("y{}", j));
+    s += fmt::format(" share{}: {} >= {}\n", lp.sizes[m], row,
+                     weight[lp.sizes[m]] / total * pods_per_gpu);
+  }
+  s += "End\n";
+  return lp;
+}
+
+YAML::Node FillPlanArgs(const FillPlanLp& lp, std::span<const double> y) {
+  std::map<int, std::set<int>> levels;  // share -> fill levels beside it
+  for (std::size_t j = 0; j < lp.fillings.size() && j < y.size(); ++j) {
+    if (!(y[j] > 1e-9)) continue;
+    for (std::size_t m = 0; m < lp.sizes.size(); ++m) {
+      if (lp.fillings[j][m] == 0) continue;
+      // The sums the filling's other shares can make, this one taken out.
+      std::vector<char> can(kMilliPerGpu + 1, 0);
+      can[0] = 1;
+      for (std::size_t o = 0; o < lp.sizes.size(); ++o)
+        for (int k = 0; k < lp.fillings[j][o] - (o == m ? 1 : 0); ++k)
+          for (int u = kMilliPerGpu - lp.sizes[o]; u >= 0; --u)
+            if (can[static_cast<std::size_t>(u)])
+              can[static_cast<std::size_t>(u + lp.sizes[o])] = 1;
+      for (int u = 1; u <= kMilliPerGpu - lp.sizes[m]; ++u)
+        if (can[static_cast<std::size_t>(u)]) levels[lp.sizes[m]].insert(u);
+    }
+  }
+  YAML::Node plan(YAML::NodeType::Sequence);
+  for (const auto& [share, used] : levels) {
+    YAML::Node entry(YAML::NodeType::Map);
+    entry["share"] = share;
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (int u : used) list.push_back(u);
+    entry["used"] = list;
+    plan.push_back(entry);
+  }
+  return plan;
+}
+
+std::optional<std::vector<double>> GlpsolColumns(std::string_view solution, std::size_t columns) {
+  std::vector<double> values(columns, 0);
+  std::vector<char> seen(columns, 0);
+  bool optimal = false;
+  std::istringstream in{std::string(solution)};
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string kind;
+    words >> kind;
+    if (kind == "s") {
+      // "s bas ROWS COLUMNS PRIMAL DUAL OBJECTIVE": both statuses feasible (f).
+      std::string bas, primal, dual;
+      std::size_t rows = 0, cols = 0;
+      optimal = (words >> bas >> rows >> cols >> primal >> dual) && bas == "bas" &&
+                cols == columns && primal == "f" && dual == "f";
+    } else if (kind == "j") {
+      // "j COLUMN STATUS PRIMAL DUAL"
+      std::size_t j = 0;
+      std::string status;
+      double value = 0;
+      if (!(words >> j >> status >> value) || j < 1 || j > columns) return std::nullopt;
+      values[j - 1] = value;
+      seen[j - 1] = 1;
+    }
+  }
+  if (!optimal || std::find(seen.begin(), seen.end(), 0) != seen.end()) return std::nullopt;
+  return values;
+}
+
 }  // namespace tidal::sim

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -187,6 +188,67 @@ TEST(PackingLp, NeverBoundsAboveTheBestPlacement) {
     EXPECT_LE(SolvedUnallocPct({Node(64000, gpus)}, pods),
               BestPlacementUnallocPct(gpus, shares) + 1e-6);
   }
+}
+
+// The plan lists, for each share of a filling the LP uses, the levels the rest of
+// that filling can make; fillings it does not use add nothing.
+TEST(FillPlan, ArgsListTheLevelsTheRestOfEachUsedFillingMakes) {
+  FillPlanLp lp;
+  lp.sizes = {230, 470};
+  lp.fillings = {{0, 2}, {2, 1}, {4, 0}};  // 470+470, 230+230+470, 4×230
+  const YAML::Node plan = FillPlanArgs(lp, std::vector<double>{0.5, 0.25, 0});
+  YAML::Emitter out;
+  out << YAML::Flow << plan;
+  EXPECT_STREQ(out.c_str(),
+               "[{share: 230, used: [230, 470, 700]}, {share: 470, used: [230, 460, 470]}]");
+}
+
+TEST(FillPlan, ReadsGlpsolsColumnsOnlyWhenOptimal) {
+  const std::string head = "c Problem:\nc Status:     OPTIMAL\n";
+  struct Case {
+    const char* name;
+    std::string solution;
+    std::optional<std::vector<double>> want;
+  };
+  const Case cases[] = {
+      {"optimal", head + "s bas 1 2 f f 1.5\ni 1 u 1 2\nj 1 b 0.5 0\nj 2 l 0 0.1\ne o f\n",
+       std::vector<double>{0.5, 0}},
+      {"infeasible", "s bas 1 2 n f 0\nj 1 b 0.5 0\nj 2 l 0 0\n", std::nullopt},
+      {"a column missing", "s bas 1 2 f f 1\nj 1 b 0.5 0\n", std::nullopt},
+      {"another LP's", "s bas 1 3 f f 1\nj 1 b 0.5 0\nj 2 b 0.5 0\nj 3 b 0 0\n", std::nullopt},
+      {"a column out of range", "s bas 1 2 f f 1\nj 1 b 0.5 0\nj 7 b 0.5 0\n", std::nullopt},
+      {"not a number", "s bas 1 2 f f 1\nj 1 b x 0\nj 2 b 0 0\n", std::nullopt},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    EXPECT_EQ(GlpsolColumns(tc.solution, 2), tc.want);
+  }
+}
+
+// The LP solved by glpsol: a 0.81 share and a 0.16 share, equally often, fill
+// GPUs together (two per GPU), and the plan says so.
+TEST(FillPlan, PairsTheSharesThatFillAGpuTogether) {
+  const std::vector<FgdTask> tasks = {
+      {0, 1, 810, {}, 0.5}, {0, 1, 160, {}, 0.5}, {0, 2, 1000, {}, 0.1}, {4000, 0, 0, {}, 0.1}};
+  const FillPlanLp lp = BuildFillPlanLp(tasks);
+  EXPECT_EQ(lp.sizes, (std::vector<int>{160, 810}));
+  ASSERT_FALSE(lp.text.empty());
+  char dir[] = "/tmp/fill-plan-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  const std::string model = std::string(dir) + "/m.lp", solution = std::string(dir) + "/s.txt";
+  std::ofstream(model) << lp.text;
+  const int status =
+      std::system(("glpsol --lp '" + model + "' -w '" + solution + "' >/dev/null 2>&1").c_str());
+  std::stringstream text;
+  text << std::ifstream(solution).rdbuf();
+  std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+  ASSERT_EQ(status, 0) << lp.text;
+  const auto y = GlpsolColumns(text.str(), lp.fillings.size());
+  ASSERT_TRUE(y.has_value()) << text.str();
+  YAML::Emitter out;
+  out << YAML::Flow << FillPlanArgs(lp, *y);
+  EXPECT_STREQ(out.c_str(), "[{share: 160, used: [810]}, {share: 810, used: [160]}]");
+  EXPECT_TRUE(BuildFillPlanLp(std::vector<FgdTask>{{0, 1, 1000, {}, 1}}).text.empty());
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
                                         const std::vector<std::string>& known,
                                         const std::string& experiment,
                                         const std::vector<FgdTask>& tasks, std::uint64_t seed,
-                                        int fgd_score_step) {
+                                        int fgd_score_step, const YAML::Node& fill_plan) {
   bool listed = false;
   for (const auto& k : known) listed = listed || k == policy;
   std::vector<Runner::WeightedPlugin> plugins;
@@ -82,6 +82,11 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
     plugins.push_back({FromRegistry("bestfitmilli", YAML::Node()), 1});
   } else if (policy == "fgd" || policy == "fgd-learned" || policy == "fgd-lookahead") {
     plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, false, fgd_score_step)), 1});
+  } else if (policy == "fgd-fill") {
+    // FGD, a sharing pod's GPU first where the plan puts its share (fill_plan).
+    YAML::Node args = FgdArgsYaml(tasks, false, fgd_score_step);
+    if (fill_plan && fill_plan.size() > 0) args["fillPlan"] = fill_plan;
+    plugins.push_back({FromRegistry("fgd", args), 1});
   } else if (policy == "load-aware-frag" || policy == "load-aware-frag-pack" ||
              policy == "load-aware-frag-ahead" || policy == "load-aware-frag-learned" ||
              policy == "load-aware-frag-learned-ahead") {

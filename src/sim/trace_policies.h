@@ -3,6 +3,8 @@
 // a Runner over plugins, `milligpu` (CPU, memory, GPU model and milli-GPU fit)
 // plus the policy's score plugin, the same plugin code the extender runs, built
 // as a config file builds it: through the registry, from YAML args.
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,13 +27,14 @@ inline constexpr int kWholeGpuScoreStep = 3;
 // random, dot-prod, gpu-clustering, gpu-packing, best-fit-milli, fgd, load-aware-spread,
 // load-aware-pack, load-aware-frag, load-aware-frag-pack, load-aware-frag-ahead,
 // load-aware-frag-learned, load-aware-frag-learned-ahead and fgd-learned,
-// fgd-lookahead (scored as fgd). Throws InputError naming `experiment` on
-// an unknown policy.
+// fgd-lookahead (scored as fgd), and fgd-fill (fgd with `fill_plan` as its fillPlan
+// arg). Throws InputError naming `experiment` on an unknown policy.
 std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
                                         const std::vector<std::string>& known,
                                         const std::string& experiment,
                                         const std::vector<FgdTask>& tasks, std::uint64_t seed,
-                                        int fgd_score_step = 1);
+                                        int fgd_score_step = 1,
+                                        const YAML::Node& fill_plan = YAML::Node());
 
 // `milligpu` alone with its defaults: the fit every trace policy starts with.
 std::unique_ptr<Runner> MakeTraceFit();

@@ -7,6 +7,7 @@
 // GPU share and the cluster's fragmentation (FGD's measure).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ inline constexpr std::size_t kLearnedTypesMax = 4096;
 // learned as tidal serve learns it with fgd's `tasks: learned`) and
 // load-aware-frag-learned-ahead (that with the look-ahead, which serve lacks).
 const std::vector<std::string>& FgdPolicyNames();
+// Those and fgd-fill, FGD with a fill plan of the target workload's shares (only
+// with FgdOptions::solve_lp).
+const std::vector<std::string>& FgdKnownPolicyNames();
 // Whether `policy` places a pod seeing the next one in the queue.
 bool FgdPolicyLooksAhead(const std::string& policy);
 // Whether `policy` learns its target workload from the pods as they arrive.
@@ -87,6 +91,11 @@ struct FgdOptions {
   // inflation (syncClusterResourceList), so its "smallest name" is a seeded random
   // node order, fixed for the run. Off: the trace's names (tests).
   bool permute_node_names = true;
+  // Solves an LP (CPLEX LP text with `columns` columns) into its columns' values,
+  // or nullopt; tidal simulate runs glpsol. With it, the experiment plans how the
+  // target workload's shares fill a GPU (FillPlanLp) for policy fgd-fill.
+  std::function<std::optional<std::vector<double>>(const std::string& lp, std::size_t columns)>
+      solve_lp;
 };
 
 struct FgdSeedRun {

@@ -24,14 +24,18 @@
 // many fillings to list).
 // Pods may be left out, so the bound holds for every scheduler, also those that
 // must place each pod that fits.
+#include <yaml-cpp/yaml.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tidal/core/types.h"
+#include "tidal/policy/fragmentation.h"
 
 namespace tidal::sim {
 
@@ -55,5 +59,24 @@ std::optional<double> GlpsolOptimum(std::string_view report);
 
 // Unallocated GPU % at the LP's optimum (`allocated_gpus` GPUs).
 double LpUnallocatedPct(const PackingLp& lp, double allocated_gpus);
+
+// The fgd plugin's fill plan for a target workload: the cutting-stock LP of its
+// sharing task types (one GPU, a share under a whole one). y[f] ≥ 0 GPUs filled
+// as f (a way to fill one GPU that leaves no room for another share); minimise
+// Σ y so that each share gets at least its expected pods of one GPU's worth of
+// the workload. The fillings the optimum uses say which shares go together: every
+// share is in one (covering, unlike the bound above, where pods may be left out).
+struct FillPlanLp {
+  std::string text;                        // CPLEX LP format; empty without columns
+  std::vector<int> sizes;                  // the shares, ascending
+  std::vector<std::vector<int>> fillings;  // column j (y{j}): how many of each size
+};
+FillPlanLp BuildFillPlanLp(std::span<const FgdTask> tasks);
+// The fgd plugin's `fillPlan` arg: for each share of a filling used (y > 0), the
+// fill levels (milli) the rest of that filling can make.
+YAML::Node FillPlanArgs(const FillPlanLp& lp, std::span<const double> y);
+// The columns' values from glpsol's solution file (`glpsol --lp F -w SOLUTION`),
+// nullopt unless it is optimal and has `columns` of them.
+std::optional<std::vector<double>> GlpsolColumns(std::string_view solution, std::size_t columns);
 
 }  // namespace tidal::sim

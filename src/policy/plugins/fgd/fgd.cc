@@ -214,7 +214,8 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
         std::find(scored_free, scored_free + scored, free) != scored_free + scored)
       continue;
     scored_free[scored++] = free;
-    const double s = ScoreFor(pod, node, GpuSet(std::uint64_t{1} << i), before, workload);
+    const double s = FollowingPlan(
+        pod, free, ScoreFor(pod, node, GpuSet(std::uint64_t{1} << i), before, workload));
     if (best < 0 || s > best_score) {
       best = static_cast<int>(i);
       best_score = s;
@@ -239,7 +240,21 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
   // The filter scored these GPUs for this pod already.
   if (scratch.scored_by == this && gpus == scratch.scored_gpus) return scratch.placer_score;
   const TargetWorkload& workload = WorkloadOf(cycle);
-  return ScoreFor(pod, node, gpus, Fragmentation(node, workload), workload);
+  const double score = ScoreFor(pod, node, gpus, Fragmentation(node, workload), workload);
+  if (!SharesGpu(pod) || gpus.Count() != 1) return score;
+  int milli_free[kMaxGpusPerNode];
+  const std::size_t n = node.MilliFree(milli_free);
+  for (std::size_t i = 0; i < n; ++i)
+    if (gpus.Has(static_cast<int>(i))) return FollowingPlan(pod, milli_free[i], score);
+  return score;
+}
+
+double Fgd::FollowingPlan(const PodDemand& pod, int gpu_free, double score) const {
+  if (args_.fill_plan.empty()) return score;
+  const int used = kMilliPerGpu - gpu_free;
+  const int rank = used == 0 ? 1 : (args_.fill_plan.Planned(pod.gpu_milli, used) ? 2 : 0);
+  // Three bands of 0..32 (the score's 0..100 scaled), 34 apart: at most 100.
+  return rank * 34 + score * 0.32;
 }
 
 std::unique_ptr<Plugin> NewFgd(const YAML::Node& args, const std::string& path,

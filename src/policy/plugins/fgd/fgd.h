@@ -30,6 +30,10 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   double ScoreFor(const PodDemand& pod, const NodeState& node, GpuSet gpus, double before,
                   const TargetWorkload& workload) const;
   const FgdArgs& args() const { return args_; }
+  // With a fill plan, a sharing pod's `score` on a GPU with `gpu_free` milli free
+  // in one of three bands: the plan places its share at that GPU's fill level, the
+  // GPU is empty, or neither (`score` itself without a plan).
+  double FollowingPlan(const PodDemand& pod, int gpu_free, double score) const;
 
  private:
   // onlyWithTidalDevicePlugin and no GPU choice seen carried out yet: every node

@@ -14,6 +14,83 @@ namespace tidal {
 
 using namespace yamlutil;
 
+void FillPlan::Allow(int share, int used) {
+  const auto at = std::lower_bound(shares_.begin(), shares_.end(), share);
+  const auto k = static_cast<std::size_t>(at - shares_.begin());
+  if (at == shares_.end() || *at != share) {
+    shares_.insert(at, share);
+    planned_.insert(planned_.begin() + static_cast<std::ptrdiff_t>(k),
+                    std::vector<char>(kMilliPerGpu + 1, 0));
+  }
+  planned_[k][static_cast<std::size_t>(used)] = 1;
+}
+
+bool FillPlan::Planned(int share, int used) const {
+  const auto at = std::lower_bound(shares_.begin(), shares_.end(), share);
+  if (at == shares_.end() || *at != share || used < 0 || used > kMilliPerGpu) return false;
+  return planned_[static_cast<std::size_t>(at - shares_.begin())][static_cast<std::size_t>(used)];
+}
+
+namespace {
+
+// One integer of a list, reported at `path` when it is not one.
+bool ReadIntValue(const YAML::Node& value, const std::string& path, int* out,
+                  ConfigErrors& errors) {
+  YAML::Node wrapped(YAML::NodeType::Map);
+  wrapped["value"] = value;
+  ConfigErrors local;
+  ReadInt(wrapped, "", "value", out, local);
+  if (local.empty() && value.IsScalar()) return true;
+  errors.Add(path, "expected an integer");
+  return false;
+}
+
+// `fillPlan: [{share: 810, used: [160, 110]}, ...]`: each share (1..999 milli, once)
+// and the fill levels it may join (1..1000 − share).
+FillPlan ReadFillPlan(const YAML::Node& node, const std::string& path, ConfigErrors& errors) {
+  FillPlan plan;
+  if (!node) return plan;
+  if (!node.IsSequence()) {
+    errors.Add(path, "expected a list of {share, used: [..]}");
+    return plan;
+  }
+  std::vector<int> seen;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    if (!IsMap(node[i], p, errors)) continue;
+    CheckKeys(node[i], p, {"share", "used"}, errors);
+    int share = 0;
+    ReadInt(node[i], p, "share", &share, errors);
+    if (share < 1 || share >= kMilliPerGpu) {
+      errors.Add(Join(p, "share"), "must be in 1..999 (milli-GPU shared)");
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), share) != seen.end()) {
+      errors.Add(Join(p, "share"), std::to_string(share) + " listed twice");
+      continue;
+    }
+    seen.push_back(share);
+    const YAML::Node used = node[i]["used"];
+    if (!used || !used.IsSequence()) {
+      errors.Add(Join(p, "used"), "expected a list of milli-GPU fill levels");
+      continue;
+    }
+    for (std::size_t j = 0; j < used.size(); ++j) {
+      const std::string u = Join(p, "used") + "[" + std::to_string(j) + "]";
+      int level = 0;
+      if (!ReadIntValue(used[j], u, &level, errors)) continue;
+      if (level < 1 || level > kMilliPerGpu - share)
+        errors.Add(u, std::to_string(level) + " (expected 1.." +
+                          std::to_string(kMilliPerGpu - share) + ": the GPU's milli taken)");
+      else
+        plan.Allow(share, level);
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
 FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigErrors& errors) {
   FgdArgs a;
   // Without a target workload: one whole GPU per task, so a partly used GPU's free
@@ -22,8 +99,11 @@ FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigEr
   if (!node || node.IsNull()) return defaults;
   if (!IsMap(node, path, errors)) return a;
   CheckKeys(node, path,
-            {"tasks", "tieBreak", "scoreStep", "wholeGpuScoreStep", "onlyWithTidalDevicePlugin"},
+            {"tasks", "tieBreak", "scoreStep", "wholeGpuScoreStep", "onlyWithTidalDevicePlugin",
+             "fillPlan"},
             errors);
+  a.fill_plan = ReadFillPlan(node["fillPlan"], Join(path, "fillPlan"), errors);
+  defaults.fill_plan = a.fill_plan;
   ReadBool(node, path, "onlyWithTidalDevicePlugin", &a.only_with_tidal_device_plugin, errors);
   defaults.only_with_tidal_device_plugin = a.only_with_tidal_device_plugin;
   ReadInt(node, path, "scoreStep", &a.score_step, errors);

@@ -244,6 +244,51 @@ TEST(Fgd, RejectsWhenNoGpuFits) {
       "not enough free GPUs");
 }
 
+// With a fill plan a sharing pod goes first to a GPU where the plan puts its
+// share, then to an empty GPU, and only then elsewhere; FGD orders within each.
+TEST(Fgd, AFillPlanPlacesASharePlannedFirstThenOnAnEmptyGpu) {
+  // GPUs with 470, 810 and nothing used; the pod asks for 160.
+  const NodeState node =
+      NodeBuilder("n").MilliFree({530, 190, 1000}).Resources(64000, 64 * kGi).Build();
+  const NodeState empty = NodeBuilder("e").MilliFree({1000}).Resources(64000, 64 * kGi).Build();
+  const PodDemand pod = PodBuilder().Milli(1, 160).Requests(1000, kGi).Build();
+  const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+  struct Case {
+    const char* name;
+    const char* plan;
+    int want_gpu;
+    bool node_beats_empty;  // the node scores above a node with one empty GPU
+  };
+  const Case cases[] = {
+      {"beside the 810", "[{share: 160, used: [810]}]", 1, true},
+      {"beside the 470", "[{share: 160, used: [470]}]", 0, true},
+      {"not planned where it could go: the empty GPU", "[{share: 160, used: [100]}]", 2, false},
+      {"another share's plan only", "[{share: 810, used: [160]}]", 2, false},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    ConfigErrors errors;
+    const FgdArgs args = FgdArgs::Parse(
+        YAML::Load(std::string("{tasks: [{gpus: 1, gpuMilli: 160, weight: 1}], fillPlan: ") +
+                   tc.plan + "}"),
+        "a", errors);
+    ASSERT_TRUE(errors.empty());
+    const Fgd fgd(args);
+    NodeScratch s, e;
+    ASSERT_TRUE(fgd.FilterOne(cycle, node, s).ok());
+    ASSERT_TRUE(fgd.FilterOne(cycle, empty, e).ok());
+    EXPECT_EQ(s.gpus.Indices(), std::vector<int>{tc.want_gpu});
+    EXPECT_EQ(fgd.ScoreOne(cycle, node, s) > fgd.ScoreOne(cycle, empty, e), tc.node_beats_empty);
+    EXPECT_LE(fgd.ScoreOne(cycle, node, s), 100);
+  }
+  // Without a plan, FGD alone: the GPU whose leftover fragments least for a 160.
+  FgdArgs plain;
+  plain.tasks = {{0, 1, 160, {}, 1.0}};
+  NodeScratch s;
+  ASSERT_TRUE(Fgd(plain).FilterOne(cycle, node, s).ok());
+  EXPECT_EQ(s.gpus.Indices(), std::vector<int>{0});
+}
+
 TEST(Fgd, TypicalTasksByPopularity) {
   std::vector<PodDemand> pods;
   for (int i = 0; i < 3; ++i) pods.push_back(PodBuilder().Milli(1, 500).Requests(1000, 0).Build());
@@ -761,6 +806,29 @@ TEST(Fgd, Args) {
        "{tasks: [{cpuMilli: 1, gpus: 2, gpuMilli: 500, weight: 0.5}]}",
        {"a.tasks[0].gpuMilli: must be 1000 for more than one GPU",
         "a.tasks: weights sum to 0.5 (expected 1)"}},
+      {"fill plan", "{fillPlan: [{share: 810, used: [160, 110]}, {share: 160, used: [810]}]}", {}},
+      {"fill plan: not a list",
+       "{fillPlan: {share: 810}}",
+       {"a.fillPlan: expected a list of {share, used: [..]}"}},
+      {"fill plan: a whole GPU",
+       "{fillPlan: [{share: 1000, used: []}]}",
+       {"a.fillPlan[0].share: must be in 1..999 (milli-GPU shared)"}},
+      {"fill plan: twice",
+       "{fillPlan: [{share: 500, used: [500]}, {share: 500, used: [100]}]}",
+       {"a.fillPlan[1].share: 500 listed twice"}},
+      {"fill plan: over the GPU",
+       "{fillPlan: [{share: 810, used: [160, 200, 0]}]}",
+       {"a.fillPlan[0].used[1]: 200 (expected 1..190: the GPU's milli taken)",
+        "a.fillPlan[0].used[2]: 0 (expected 1..190: the GPU's milli taken)"}},
+      {"fill plan: no levels",
+       "{fillPlan: [{share: 810}]}",
+       {"a.fillPlan[0].used: expected a list of milli-GPU fill levels"}},
+      {"fill plan: a word",
+       "{fillPlan: [{share: 810, used: [some]}]}",
+       {"a.fillPlan[0].used[0]: expected an integer"}},
+      {"fill plan: unknown key",
+       "{fillPlan: [{share: 810, used: [], with: 1}]}",
+       {"a.fillPlan[0].with: unknown field (expected one of: share, used)"}},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
