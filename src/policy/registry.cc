@@ -44,7 +44,8 @@ const std::vector<PluginEntry>& Registry() {
       // Tidal's device plugin gives pods the GPUs chosen (docs/traces.md measures
       // the weight; with NVIDIA's plugin packing raised OOM kills).
       {"fgd", "fragmentation gradient descent (Weng et al., ATC'23)", NewFgd, true, 0.25,
-       "{tasks: learned, wholeGpuScoreStep: 3, onlyWithTidalDevicePlugin: true}"},
+       "{tasks: learned, wholeGpuScoreStep: 3, onlyWithTidalDevicePlugin: true, fillPlan: "
+       "workload}"},
   };
   return entries;
 }

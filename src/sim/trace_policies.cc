@@ -103,9 +103,13 @@ std::unique_ptr<Runner> MakeTracePolicy(const std::string& policy,
                                    policy == "load-aware-frag-learned-ahead"
                                ? kWholeGpuScoreStep
                                : 0;
-    plugins.push_back({FromRegistry("fgd", FgdArgsYaml(tasks, policy == "load-aware-frag-pack",
-                                                       fgd_score_step, whole_step)),
-                       1});
+    YAML::Node fgd =
+        FgdArgsYaml(tasks, policy == "load-aware-frag-pack", fgd_score_step, whole_step);
+    // What tidal serve runs plans how the learned shares fill GPUs (the default
+    // profile's fillPlan: workload): here the plan of the relearned tasks.
+    if (policy == "load-aware-frag-learned" || policy == "load-aware-frag-learned-ahead")
+      fgd["fillPlan"] = "workload";
+    plugins.push_back({FromRegistry("fgd", fgd), 1});
     plugins.push_back({FromRegistry("balance", YAML::Load("{mode: spread}")), 1});
   } else if (policy == "load-aware-spread" || policy == "load-aware-pack") {
     plugins.push_back({FromRegistry("loadaware", YAML::Load("{}")), 1});

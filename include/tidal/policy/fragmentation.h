@@ -139,11 +139,35 @@ class TaskShareTable {
 
 // A target workload ready to score with: its task types and which of them accept
 // each GPU model.
+// Which shares go together on one GPU (the fgd plugin's `fillPlan`): for each
+// share (milli), the GPU fill levels (milli taken) at which it completes part of a
+// planned way to fill a GPU.
+class FillPlan {
+ public:
+  void Allow(int share, int used);
+  // Whether `share` on a GPU with `used` milli taken (> 0) follows the plan.
+  bool Planned(int share, int used) const;
+  bool empty() const { return shares_.empty(); }
+
+ private:
+  std::vector<int> shares_;                 // ascending
+  std::vector<std::vector<char>> planned_;  // per share, per used milli (0..1000)
+};
+
+// A plan for a workload's sharing task types (one GPU, a share under a whole
+// one): `pods` pods in the types' proportions packed largest first, each on the
+// fullest GPU it fits (best-fit decreasing); each share may join a GPU at the fill
+// levels the rest of a GPU it ended on makes. Empty without sharing types.
+inline constexpr int kFillPlanPods = 2000;
+FillPlan PlanFills(std::span<const FgdTask> tasks, int pods = kFillPlanPods);
+
 struct TargetWorkload {
   explicit TargetWorkload(std::vector<FgdTask> task_types);
   std::vector<FgdTask> tasks;
   TaskModelTable models;  // built from `tasks`
   TaskShareTable shares;  // built from `tasks`
+  // PlanFills(tasks) where the learner has made one (WorkloadLearner::Supply).
+  std::shared_ptr<const FillPlan> fill_plan;
   // Every task: one whole GPU, no CPU, any model (FGD's default workload, under
   // which a pod that shares no GPU changes no node's fragmentation).
   bool one_whole_gpu = false;
@@ -182,7 +206,8 @@ class WorkloadLearner {
   // The cluster as it is now: each learned type's weight is divided by (the nodes
   // it fits on)^scarcity_exponent (WeighByScarcity). A type learned after the last
   // call counts as fitting every node until the next; before the first call the
-  // weights are the popularity alone.
+  // weights are the popularity alone. Also plans how the weighed workload's shares
+  // fill GPUs (PlanFills, TargetWorkload::fill_plan), outside the lock.
   void Supply(std::span<const NodeState* const> nodes);
   // Pods without GPUs are not part of the GPU workload (a cluster's many CPU pods
   // would dilute every GPU task type).
@@ -213,6 +238,7 @@ class WorkloadLearner {
   std::size_t supplied_nodes_ = 0;         // the nodes at the last Supply
   bool supplied_ = false;
   std::shared_ptr<const TargetWorkload> current_;
+  std::shared_ptr<const FillPlan> fill_plan_;  // of the tasks at the last Supply
 };
 
 }  // namespace tidal

@@ -142,7 +142,16 @@ double NodeFragmentation(const NodeState& node, std::span<const FgdTask> tasks) 
   return NodeFragmentation(CpuLeft(node), NodeGpuModel(node), std::span<const int>(free, n), tasks);
 }
 
-Fgd::Fgd(FgdArgs args) : args_(std::move(args)), configured_(args_.tasks) {}
+Fgd::Fgd(FgdArgs args)
+    : args_(std::move(args)),
+      configured_(args_.tasks),
+      plan_(args_.fill_plan_of_workload ? PlanFills(args_.tasks) : args_.fill_plan) {}
+
+const FillPlan& Fgd::PlanOf(const CycleState& cycle) const {
+  if (args_.fill_plan_of_workload && args_.learned && cycle.workload && cycle.workload->fill_plan)
+    return *cycle.workload->fill_plan;
+  return plan_;
+}
 
 bool Fgd::SkipsScore(const CycleState& cycle) const {
   if (Idle(cycle)) return true;
@@ -199,6 +208,7 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
     return Status::Fits();
   }
   const TargetWorkload& workload = WorkloadOf(cycle);
+  const FillPlan& plan = PlanOf(cycle);
   const double before = Fragmentation(node, workload);
   int best = -1;
   double best_score = 0;
@@ -215,7 +225,7 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
       continue;
     scored_free[scored++] = free;
     const double s = FollowingPlan(
-        pod, free, ScoreFor(pod, node, GpuSet(std::uint64_t{1} << i), before, workload));
+        plan, pod, free, ScoreFor(pod, node, GpuSet(std::uint64_t{1} << i), before, workload));
     if (best < 0 || s > best_score) {
       best = static_cast<int>(i);
       best_score = s;
@@ -245,14 +255,15 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
   int milli_free[kMaxGpusPerNode];
   const std::size_t n = node.MilliFree(milli_free);
   for (std::size_t i = 0; i < n; ++i)
-    if (gpus.Has(static_cast<int>(i))) return FollowingPlan(pod, milli_free[i], score);
+    if (gpus.Has(static_cast<int>(i)))
+      return FollowingPlan(PlanOf(cycle), pod, milli_free[i], score);
   return score;
 }
 
-double Fgd::FollowingPlan(const PodDemand& pod, int gpu_free, double score) const {
-  if (args_.fill_plan.empty()) return score;
+double Fgd::FollowingPlan(const FillPlan& plan, const PodDemand& pod, int gpu_free, double score) {
+  if (plan.empty()) return score;
   const int used = kMilliPerGpu - gpu_free;
-  const int rank = used == 0 ? 1 : (args_.fill_plan.Planned(pod.gpu_milli, used) ? 2 : 0);
+  const int rank = used == 0 ? 1 : (plan.Planned(pod.gpu_milli, used) ? 2 : 0);
   // Three bands of 0..32 (the score's 0..100 scaled), 34 apart: at most 100.
   return rank * 34 + score * 0.32;
 }

@@ -33,7 +33,8 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   // With a fill plan, a sharing pod's `score` on a GPU with `gpu_free` milli free
   // in one of three bands: the plan places its share at that GPU's fill level, the
   // GPU is empty, or neither (`score` itself without a plan).
-  double FollowingPlan(const PodDemand& pod, int gpu_free, double score) const;
+  static double FollowingPlan(const FillPlan& plan, const PodDemand& pod, int gpu_free,
+                              double score);
 
  private:
   // onlyWithTidalDevicePlugin and no GPU choice seen carried out yet: every node
@@ -48,8 +49,12 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   }
   // The node's fragmentation for `workload` (NodeFragmentation, through its model table).
   static double Fragmentation(const NodeState& node, const TargetWorkload& workload);
+  // The cycle's fill plan: the learned workload's (fillPlan: workload with tasks:
+  // learned, once one is planned), or plan_.
+  const FillPlan& PlanOf(const CycleState& cycle) const;
   FgdArgs args_;
   TargetWorkload configured_;  // built from args_.tasks: declared after it
+  FillPlan plan_;              // args_.fill_plan, or PlanFills(args_.tasks) (fillPlan: workload)
 };
 
 std::unique_ptr<Plugin> NewFgd(const YAML::Node& args, const std::string& path,

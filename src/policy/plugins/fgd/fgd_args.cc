@@ -14,23 +14,6 @@ namespace tidal {
 
 using namespace yamlutil;
 
-void FillPlan::Allow(int share, int used) {
-  const auto at = std::lower_bound(shares_.begin(), shares_.end(), share);
-  const auto k = static_cast<std::size_t>(at - shares_.begin());
-  if (at == shares_.end() || *at != share) {
-    shares_.insert(at, share);
-    planned_.insert(planned_.begin() + static_cast<std::ptrdiff_t>(k),
-                    std::vector<char>(kMilliPerGpu + 1, 0));
-  }
-  planned_[k][static_cast<std::size_t>(used)] = 1;
-}
-
-bool FillPlan::Planned(int share, int used) const {
-  const auto at = std::lower_bound(shares_.begin(), shares_.end(), share);
-  if (at == shares_.end() || *at != share || used < 0 || used > kMilliPerGpu) return false;
-  return planned_[static_cast<std::size_t>(at - shares_.begin())][static_cast<std::size_t>(used)];
-}
-
 namespace {
 
 // One integer of a list, reported at `path` when it is not one.
@@ -49,9 +32,9 @@ bool ReadIntValue(const YAML::Node& value, const std::string& path, int* out,
 // and the fill levels it may join (1..1000 − share).
 FillPlan ReadFillPlan(const YAML::Node& node, const std::string& path, ConfigErrors& errors) {
   FillPlan plan;
-  if (!node) return plan;
+  if (!node || (node.IsScalar() && node.Scalar() == "workload")) return plan;
   if (!node.IsSequence()) {
-    errors.Add(path, "expected a list of {share, used: [..]}");
+    errors.Add(path, "expected workload or a list of {share, used: [..]}");
     return plan;
   }
   std::vector<int> seen;
@@ -104,6 +87,9 @@ FgdArgs FgdArgs::Parse(const YAML::Node& node, const std::string& path, ConfigEr
             errors);
   a.fill_plan = ReadFillPlan(node["fillPlan"], Join(path, "fillPlan"), errors);
   defaults.fill_plan = a.fill_plan;
+  const YAML::Node plan = node["fillPlan"];
+  a.fill_plan_of_workload = plan && plan.IsScalar() && plan.Scalar() == "workload";
+  defaults.fill_plan_of_workload = a.fill_plan_of_workload;
   ReadBool(node, path, "onlyWithTidalDevicePlugin", &a.only_with_tidal_device_plugin, errors);
   defaults.only_with_tidal_device_plugin = a.only_with_tidal_device_plugin;
   ReadInt(node, path, "scoreStep", &a.score_step, errors);
@@ -343,20 +329,26 @@ WorkloadLearner::TaskKey WorkloadLearner::KeyOf(const FgdTask& task) {
 }
 
 void WorkloadLearner::Supply(std::span<const NodeState* const> nodes) {
-  if (scarcity_exponent_ == 0) return;
   std::vector<FgdTask> tasks;
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks = learner_.Tasks(popularity_pct_);
   }
-  // Counted outside the lock: this grows with the cluster.
+  // Counted and planned outside the lock: the count grows with the cluster.
   std::map<TaskKey, std::size_t> supply;
-  const std::vector<std::size_t> fitting = NodesFittingEach(tasks, nodes);
-  for (std::size_t i = 0; i < tasks.size(); ++i) supply[KeyOf(tasks[i])] = fitting[i];
+  if (scarcity_exponent_ != 0) {
+    const std::vector<std::size_t> fitting = NodesFittingEach(tasks, nodes);
+    for (std::size_t i = 0; i < tasks.size(); ++i) supply[KeyOf(tasks[i])] = fitting[i];
+    tasks = Scaled(std::move(tasks), fitting, scarcity_exponent_);
+  }
+  auto plan = std::make_shared<const FillPlan>(PlanFills(tasks));
   std::lock_guard<std::mutex> lock(mu_);
-  supply_ = std::move(supply);
-  supplied_nodes_ = nodes.size();
-  supplied_ = true;
+  fill_plan_ = std::move(plan);
+  if (scarcity_exponent_ != 0) {
+    supply_ = std::move(supply);
+    supplied_nodes_ = nodes.size();
+    supplied_ = true;
+  }
   if (learner_.pods_seen() > 0) Publish();
 }
 
@@ -371,7 +363,9 @@ void WorkloadLearner::Publish() {
     }
     tasks = Scaled(std::move(tasks), supply, scarcity_exponent_);
   }
-  current_ = std::make_shared<const TargetWorkload>(std::move(tasks));
+  auto current = std::make_shared<TargetWorkload>(std::move(tasks));
+  current->fill_plan = fill_plan_;
+  current_ = std::move(current);
 }
 
 std::shared_ptr<const TargetWorkload> WorkloadLearner::Current() const {

@@ -15,23 +15,6 @@ namespace tidal {
 // node's GPU share is allocated once the pod is placed, fullest first.
 enum class FgdTieBreak { kNone, kPack };
 
-// Where a sharing pod's share may go beside other shares: for each share (milli),
-// the GPU fill levels (milli used) at which it completes part of a planned way to
-// fill a GPU (the `fillPlan` arg). A plan comes from the configuration LP of one
-// GPU for the target workload's shares (docs/traces.md: tidal simulate computes
-// it with glpsol); an empty plan plans nothing.
-class FillPlan {
- public:
-  void Allow(int share, int used);
-  // Whether `share` on a GPU with `used` milli taken (> 0) follows the plan.
-  bool Planned(int share, int used) const;
-  bool empty() const { return shares_.empty(); }
-
- private:
-  std::vector<int> shares_;                 // ascending
-  std::vector<std::vector<char>> planned_;  // per share, per used milli (0..1000)
-};
-
 struct FgdArgs {
   // The target workload; with `learned`, what is used until the scheduler has
   // learned one (CycleState::workload).
@@ -54,6 +37,9 @@ struct FgdArgs {
   // Sharing pods go first to a GPU where the plan places their share, then to an
   // empty GPU, then elsewhere; FGD's score orders GPUs and nodes within each.
   FillPlan fill_plan = {};
+  // `fillPlan: workload`: the plan is PlanFills of the target workload (the
+  // configured tasks, or the learned workload's TargetWorkload::fill_plan).
+  bool fill_plan_of_workload = false;
   // The step of `pod`'s score.
   int StepFor(const PodDemand& pod) const {
     const bool whole = pod.gpu_count > 0 && !SharesGpu(pod);

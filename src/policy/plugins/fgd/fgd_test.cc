@@ -764,6 +764,77 @@ TEST(Fgd, WorkloadLearnerWeighsByTheClusterSupplied) {
   EXPECT_DOUBLE_EQ(plain.Current()->tasks[0].weight, 0.75);
 }
 
+// Best-fit decreasing by hand: 0.81 and 0.16 equally often pair up on a GPU
+// (0.97); 0.47s pair (0.94) and the 0.32s go three to a GPU (0.96) or, with 0.65s
+// about, beside them (0.97).
+TEST(Fgd, PlanFillsByHand) {
+  struct Case {
+    const char* name;
+    std::vector<FgdTask> tasks;
+    std::vector<std::pair<int, int>> planned, not_planned;  // (share, used)
+  };
+  auto share = [](int milli, double weight) { return FgdTask{1000, 1, milli, {}, weight}; };
+  const Case cases[] = {
+      {"0.81 beside 0.16",
+       {share(810, 0.5), share(160, 0.5)},
+       {{160, 810}, {810, 160}},
+       {{160, 160}, {810, 810}}},
+      {"pairs of 0.47", {share(470, 1)}, {{470, 470}}, {{470, 940}}},
+      {"0.32 beside 0.65, else three of them",
+       {share(650, 0.25), share(320, 0.75)},
+       {{320, 650}, {650, 320}, {320, 320}, {320, 640}},
+       {{650, 650}, {320, 960}}},
+      {"whole GPUs and CPU only: no plan", {{0, 2, 1000, {}, 0.5}, {4000, 0, 0, {}, 0.5}}, {}, {}},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    const FillPlan plan = PlanFills(tc.tasks);
+    EXPECT_EQ(plan.empty(), tc.planned.empty());
+    for (const auto& [milli, used] : tc.planned)
+      EXPECT_TRUE(plan.Planned(milli, used)) << milli << " at " << used;
+    for (const auto& [milli, used] : tc.not_planned)
+      EXPECT_FALSE(plan.Planned(milli, used)) << milli << " at " << used;
+  }
+}
+
+// With `fillPlan: workload` the plugin plans for its configured tasks, and with
+// `tasks: learned` for the learned workload once the learner has planned it.
+TEST(Fgd, AFillPlanOfTheWorkload) {
+  const NodeState node =
+      NodeBuilder("n").MilliFree({530, 190, 1000}).Resources(64000, 64 * kGi).Build();
+  const PodDemand small = PodBuilder().Milli(1, 160).Requests(1000, kGi).Build();
+  const PodDemand large = PodBuilder().Milli(1, 810).Requests(1000, kGi).Build();
+  auto chosen = [&](const Fgd& fgd, const CycleState& cycle) {
+    NodeScratch s;
+    EXPECT_TRUE(fgd.FilterOne(cycle, node, s).ok());
+    return s.gpus.Indices();
+  };
+  ConfigErrors errors;
+  const Fgd configured(FgdArgs::Parse(
+      YAML::Load("{tasks: [{gpus: 1, gpuMilli: 810, weight: 0.5}, {gpus: 1, gpuMilli: 160, "
+                 "weight: 0.5}], fillPlan: workload}"),
+      "a", errors));
+  ASSERT_TRUE(errors.empty());
+  EXPECT_EQ(chosen(configured, Cycle(DefaultPolicyConfig(), small)), std::vector<int>{1});
+
+  const Fgd learning(
+      FgdArgs::Parse(YAML::Load("{tasks: learned, fillPlan: workload}"), "a", errors));
+  ASSERT_TRUE(errors.empty());
+  WorkloadLearner learner(0, 8, 100, 0);
+  for (const PodDemand* p : {&small, &large}) learner.Observe(*p);
+  CycleState cycle = Cycle(DefaultPolicyConfig(), small);
+  cycle.workload = learner.Current();
+  EXPECT_EQ(cycle.workload->fill_plan, nullptr) << "nothing planned before a supply";
+  const std::vector<int> unplanned = chosen(learning, cycle);
+  const std::vector<const NodeState*> cluster = {&node};
+  learner.Supply(cluster);
+  cycle.workload = learner.Current();
+  ASSERT_NE(cycle.workload->fill_plan, nullptr);
+  EXPECT_TRUE(cycle.workload->fill_plan->Planned(160, 810));
+  EXPECT_EQ(chosen(learning, cycle), std::vector<int>{1});
+  EXPECT_NE(unplanned, std::vector<int>{1});
+}
+
 TEST(Fgd, Args) {
   struct Case {
     const char* name;
@@ -809,7 +880,7 @@ TEST(Fgd, Args) {
       {"fill plan", "{fillPlan: [{share: 810, used: [160, 110]}, {share: 160, used: [810]}]}", {}},
       {"fill plan: not a list",
        "{fillPlan: {share: 810}}",
-       {"a.fillPlan: expected a list of {share, used: [..]}"}},
+       {"a.fillPlan: expected workload or a list of {share, used: [..]}"}},
       {"fill plan: a whole GPU",
        "{fillPlan: [{share: 1000, used: []}]}",
        {"a.fillPlan[0].share: must be in 1..999 (milli-GPU shared)"}},
@@ -826,6 +897,7 @@ TEST(Fgd, Args) {
       {"fill plan: a word",
        "{fillPlan: [{share: 810, used: [some]}]}",
        {"a.fillPlan[0].used[0]: expected an integer"}},
+      {"fill plan of the workload", "{tasks: learned, fillPlan: workload}", {}},
       {"fill plan: unknown key",
        "{fillPlan: [{share: 810, used: [], with: 1}]}",
        {"a.fillPlan[0].with: unknown field (expected one of: share, used)"}},
