@@ -335,33 +335,24 @@ FillPlanLp BuildFillPlanLp(std::span<const FgdTask> tasks) {
 }
 
 YAML::Node FillPlanArgs(const FillPlanLp& lp, std::span<const double> y) {
-  std::map<int, std::set<int>> levels;  // share -> fill levels beside it
+  FillPlan plan;
   for (std::size_t j = 0; j < lp.fillings.size() && j < y.size(); ++j) {
     if (!(y[j] > 1e-9)) continue;
-    for (std::size_t m = 0; m < lp.sizes.size(); ++m) {
-      if (lp.fillings[j][m] == 0) continue;
-      // The sums the filling's other shares can make, this one taken out.
-      std::vector<char> can(kMilliPerGpu + 1, 0);
-      can[0] = 1;
-      for (std::size_t o = 0; o < lp.sizes.size(); ++o)
-        for (int k = 0; k < lp.fillings[j][o] - (o == m ? 1 : 0); ++k)
-          for (int u = kMilliPerGpu - lp.sizes[o]; u >= 0; --u)
-            if (can[static_cast<std::size_t>(u)])
-              can[static_cast<std::size_t>(u + lp.sizes[o])] = 1;
-      for (int u = 1; u <= kMilliPerGpu - lp.sizes[m]; ++u)
-        if (can[static_cast<std::size_t>(u)]) levels[lp.sizes[m]].insert(u);
-    }
+    std::vector<int> shares;
+    for (std::size_t m = 0; m < lp.sizes.size(); ++m)
+      shares.insert(shares.end(), static_cast<std::size_t>(lp.fillings[j][m]), lp.sizes[m]);
+    plan.AllowFilling(shares);
   }
-  YAML::Node plan(YAML::NodeType::Sequence);
-  for (const auto& [share, used] : levels) {
+  YAML::Node args(YAML::NodeType::Sequence);
+  for (int share : plan.shares()) {
     YAML::Node entry(YAML::NodeType::Map);
     entry["share"] = share;
-    YAML::Node list(YAML::NodeType::Sequence);
-    for (int u : used) list.push_back(u);
-    entry["used"] = list;
-    plan.push_back(entry);
+    YAML::Node levels(YAML::NodeType::Sequence);
+    for (int used : plan.Levels(share)) levels.push_back(used);
+    entry["used"] = levels;
+    args.push_back(entry);
   }
-  return plan;
+  return args;
 }
 
 std::optional<std::vector<double>> GlpsolColumns(std::string_view solution, std::size_t columns) {

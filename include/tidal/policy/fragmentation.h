@@ -145,9 +145,14 @@ class TaskShareTable {
 class FillPlan {
  public:
   void Allow(int share, int used);
+  // A way to fill one GPU (its shares): each may join a GPU at the fill levels
+  // the others make.
+  void AllowFilling(std::span<const int> shares);
   // Whether `share` on a GPU with `used` milli taken (> 0) follows the plan.
   bool Planned(int share, int used) const;
   bool empty() const { return shares_.empty(); }
+  const std::vector<int>& shares() const { return shares_; }  // ascending
+  std::vector<int> Levels(int share) const;                   // ascending
 
  private:
   std::vector<int> shares_;                 // ascending

@@ -22,6 +22,28 @@ void FillPlan::Allow(int share, int used) {
   planned_[k][static_cast<std::size_t>(used)] = 1;
 }
 
+void FillPlan::AllowFilling(std::span<const int> shares) {
+  for (std::size_t self = 0; self < shares.size(); ++self) {
+    // The fill levels the other shares make: their subset sums.
+    std::vector<char> can(kMilliPerGpu + 1, 0);
+    can[0] = 1;
+    for (std::size_t other = 0; other < shares.size(); ++other) {
+      if (other == self) continue;
+      for (int u = kMilliPerGpu - shares[other]; u >= 0; --u)
+        if (can[static_cast<std::size_t>(u)]) can[static_cast<std::size_t>(u + shares[other])] = 1;
+    }
+    for (int u = 1; u <= kMilliPerGpu - shares[self]; ++u)
+      if (can[static_cast<std::size_t>(u)]) Allow(shares[self], u);
+  }
+}
+
+std::vector<int> FillPlan::Levels(int share) const {
+  std::vector<int> levels;
+  for (int u = 1; u <= kMilliPerGpu; ++u)
+    if (Planned(share, u)) levels.push_back(u);
+  return levels;
+}
+
 bool FillPlan::Planned(int share, int used) const {
   const auto at = std::lower_bound(shares_.begin(), shares_.end(), share);
   if (at == shares_.end() || *at != share || used < 0 || used > kMilliPerGpu) return false;
@@ -73,18 +95,7 @@ std::set<std::multiset<int>> FilledGpus(const std::vector<int>& shares) {
 FillPlan PlanFills(std::span<const FgdTask> tasks, int pods) {
   FillPlan plan;
   for (const std::multiset<int>& gpu : FilledGpus(SharesLargestFirst(tasks, pods)))
-    for (auto self = gpu.begin(); self != gpu.end(); ++self) {
-      // The fill levels the GPU's other shares make: its subset sums.
-      std::vector<char> can(kMilliPerGpu + 1, 0);
-      can[0] = 1;
-      for (auto other = gpu.begin(); other != gpu.end(); ++other) {
-        if (other == self) continue;
-        for (int u = kMilliPerGpu - *other; u >= 0; --u)
-          if (can[static_cast<std::size_t>(u)]) can[static_cast<std::size_t>(u + *other)] = 1;
-      }
-      for (int u = 1; u <= kMilliPerGpu - *self; ++u)
-        if (can[static_cast<std::size_t>(u)]) plan.Allow(*self, u);
-    }
+    plan.AllowFilling(std::vector<int>(gpu.begin(), gpu.end()));
   return plan;
 }
 
