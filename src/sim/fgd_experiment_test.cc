@@ -1,7 +1,6 @@
 #include "tidal/sim/fgd_experiment.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "sim/trace_policies.h"
+#include "testing/glpsol.h"
 #include "tidal/core/status.h"
 
 namespace tidal::sim {
@@ -444,19 +444,11 @@ TEST(FgdExperiment, ShapeCacheChangesNothing) {
 // order) must choose exactly what the plain scans of every node choose, and
 // re-score the same nodes but those it found infeasible before. With CPU-only pods
 // at 25 %, so that ties abound.
-// fgd-fill's LP solved by glpsol (glpk-utils, installed by scripts/install-deps.sh).
+// fgd-fill's LP solved by glpsol.
 std::optional<std::vector<double>> SolveWithGlpsol(const std::string& lp, std::size_t columns) {
-  char dir[] = "/tmp/fgd-fill-XXXXXX";
-  if (!mkdtemp(dir)) return std::nullopt;
-  const std::string model = std::string(dir) + "/m.lp", solution = std::string(dir) + "/s.txt";
-  std::ofstream(model) << lp;
-  const int status =
-      std::system(("glpsol --lp '" + model + "' -w '" + solution + "' >/dev/null 2>&1").c_str());
-  std::stringstream text;
-  text << std::ifstream(solution).rdbuf();
-  std::system(("rm -rf '" + std::string(dir) + "'").c_str());
-  if (status != 0) return std::nullopt;
-  return GlpsolColumns(text.str(), columns);
+  const std::optional<std::string> solution = testing::RunGlpsol(lp, "-w");
+  if (!solution) return std::nullopt;
+  return GlpsolColumns(*solution, columns);
 }
 
 TEST(FgdExperiment, IndexedSelectChangesNothing) {

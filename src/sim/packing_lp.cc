@@ -300,10 +300,7 @@ double LpUnallocatedPct(const PackingLp& lp, double allocated_gpus) {
 }
 
 FillPlanLp BuildFillPlanLp(std::span<const FgdTask> tasks) {
-  std::map<int, double> weight;  // per share
-  for (const FgdTask& t : tasks)
-    if (t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu)
-      weight[t.gpu_milli] += t.weight;
+  std::map<int, double> weight = SharingWeights(tasks);
   FillPlanLp lp;
   double total = 0, volume = 0;
   for (const auto& [share, w] : weight) {

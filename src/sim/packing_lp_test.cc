@@ -1,16 +1,13 @@
 #include "tidal/sim/packing_lp.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <vector>
 
 #include "sim/trace_policies.h"
+#include "testing/glpsol.h"
 
 namespace tidal::sim {
 namespace {
@@ -67,21 +64,13 @@ TEST(PackingLp, ReadsGlpsolsOptimumOnlyWhenOptimal) {
   EXPECT_EQ(GlpsolOptimum("Status: OPTIMAL\nObjective: obj = x (MAXimum)\n"), std::nullopt);
 }
 
-// The LP solved by glpsol (glpk-utils, installed by scripts/install-deps.sh).
+// The LP solved by glpsol.
 double SolvedUnallocPct(const std::vector<NodeState>& nodes, const std::vector<PodDemand>& pods) {
   const PackingLp lp = BuildPackingLp(nodes, pods);
-  char dir[] = "/tmp/packing-lp-XXXXXX";
-  if (!mkdtemp(dir)) return -1;
-  const std::string model = std::string(dir) + "/m.lp", report = std::string(dir) + "/r.txt";
-  std::ofstream(model) << lp.text;
-  const int status =
-      std::system(("glpsol --lp '" + model + "' -o '" + report + "' >/dev/null 2>&1").c_str());
-  std::stringstream text;
-  text << std::ifstream(report).rdbuf();
-  std::system(("rm -rf '" + std::string(dir) + "'").c_str());
-  EXPECT_EQ(status, 0) << "glpsol (apt-get install glpk-utils) on\n" << lp.text;
-  const auto optimum = GlpsolOptimum(text.str());
-  EXPECT_TRUE(optimum.has_value()) << text.str();
+  const std::optional<std::string> report = testing::RunGlpsol(lp.text, "-o");
+  EXPECT_TRUE(report.has_value()) << "glpsol (apt-get install glpk-utils) on\n" << lp.text;
+  const auto optimum = GlpsolOptimum(report.value_or(""));
+  EXPECT_TRUE(optimum.has_value()) << report.value_or("");
   return optimum ? LpUnallocatedPct(lp, *optimum) : -1;
 }
 
@@ -233,18 +222,10 @@ TEST(FillPlan, PairsTheSharesThatFillAGpuTogether) {
   const FillPlanLp lp = BuildFillPlanLp(tasks);
   EXPECT_EQ(lp.sizes, (std::vector<int>{160, 810}));
   ASSERT_FALSE(lp.text.empty());
-  char dir[] = "/tmp/fill-plan-XXXXXX";
-  ASSERT_TRUE(mkdtemp(dir));
-  const std::string model = std::string(dir) + "/m.lp", solution = std::string(dir) + "/s.txt";
-  std::ofstream(model) << lp.text;
-  const int status =
-      std::system(("glpsol --lp '" + model + "' -w '" + solution + "' >/dev/null 2>&1").c_str());
-  std::stringstream text;
-  text << std::ifstream(solution).rdbuf();
-  std::system(("rm -rf '" + std::string(dir) + "'").c_str());
-  ASSERT_EQ(status, 0) << lp.text;
-  const auto y = GlpsolColumns(text.str(), lp.fillings.size());
-  ASSERT_TRUE(y.has_value()) << text.str();
+  const std::optional<std::string> solution = testing::RunGlpsol(lp.text, "-w");
+  ASSERT_TRUE(solution.has_value()) << lp.text;
+  const auto y = GlpsolColumns(*solution, lp.fillings.size());
+  ASSERT_TRUE(y.has_value()) << *solution;
   YAML::Emitter out;
   out << YAML::Flow << FillPlanArgs(lp, *y);
   EXPECT_STREQ(out.c_str(), "[{share: 160, used: [810]}, {share: 810, used: [160]}]");

@@ -159,6 +159,10 @@ class FillPlan {
   std::vector<std::vector<char>> planned_;  // per share, per used milli (0..1000)
 };
 
+// The weight of each share (milli, under a whole GPU) among a workload's sharing
+// task types (one GPU each, weight > 0), by share.
+std::map<int, double> SharingWeights(std::span<const FgdTask> tasks);
+
 // A plan for a workload's sharing task types (one GPU, a share under a whole
 // one): `pods` pods in the types' proportions packed largest first, each on the
 // fullest GPU it fits (best-fit decreasing); each share may join a GPU at the fill

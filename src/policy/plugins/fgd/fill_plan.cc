@@ -50,17 +50,21 @@ bool FillPlan::Planned(int share, int used) const {
   return planned_[static_cast<std::size_t>(at - shares_.begin())][static_cast<std::size_t>(used)];
 }
 
+std::map<int, double> SharingWeights(std::span<const FgdTask> tasks) {
+  std::map<int, double> weight;
+  for (const FgdTask& t : tasks)
+    if (t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu && t.weight > 0)
+      weight[t.gpu_milli] += t.weight;
+  return weight;
+}
+
 namespace {
 
 // `pods` shares in the sharing task types' proportions, largest first.
 std::vector<int> SharesLargestFirst(std::span<const FgdTask> tasks, int pods) {
-  std::map<int, double> weight;
+  const std::map<int, double> weight = SharingWeights(tasks);
   double total = 0;
-  for (const FgdTask& t : tasks)
-    if (t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu && t.weight > 0) {
-      weight[t.gpu_milli] += t.weight;
-      total += t.weight;
-    }
+  for (const auto& [share, w] : weight) total += w;
   std::vector<int> shares;
   for (auto it = weight.rbegin(); it != weight.rend(); ++it) {
     const auto count = std::lround(it->second / total * pods);
