@@ -153,10 +153,17 @@ class FillPlan {
   bool empty() const { return shares_.empty(); }
   const std::vector<int>& shares() const { return shares_; }  // ascending
   std::vector<int> Levels(int share) const;                   // ascending
+  // The plan for a GPU of `model`: the one set for it (SetForModel), else this.
+  const FillPlan& For(const std::string& model) const;
+  void SetForModel(const std::string& model, FillPlan plan);
+  std::size_t models() const { return by_model_.size(); }
 
  private:
   std::vector<int> shares_;                 // ascending
   std::vector<std::vector<char>> planned_;  // per share, per used milli (0..1000)
+  // Where the workload's task types name GPU models: a plan per named model of
+  // the types it accepts (this plan holds those that accept any model).
+  std::vector<std::pair<std::string, FillPlan>> by_model_;
 };
 
 // The weight of each share (milli, under a whole GPU) among a workload's sharing
@@ -166,7 +173,9 @@ std::map<int, double> SharingWeights(std::span<const FgdTask> tasks);
 // A plan for a workload's sharing task types (one GPU, a share under a whole
 // one): `pods` pods in the types' proportions packed largest first, each on the
 // fullest GPU it fits (best-fit decreasing); each share may join a GPU at the fill
-// levels the rest of a GPU it ended on makes. Empty without sharing types.
+// levels the rest of a GPU it ended on makes. Empty without sharing types. Where
+// types name GPU models, each named model gets the plan of the types it accepts,
+// and this plan is that of the types that accept any model.
 inline constexpr int kFillPlanPods = 2000;
 FillPlan PlanFills(std::span<const FgdTask> tasks, int pods = kFillPlanPods);
 

@@ -208,7 +208,7 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
     return Status::Fits();
   }
   const TargetWorkload& workload = WorkloadOf(cycle);
-  const FillPlan& plan = PlanOf(cycle);
+  const FillPlan& plan = PlanOf(cycle).For(NodeGpuModel(node));
   const double before = Fragmentation(node, workload);
   int best = -1;
   double best_score = 0;
@@ -256,7 +256,7 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
   const std::size_t n = node.MilliFree(milli_free);
   for (std::size_t i = 0; i < n; ++i)
     if (gpus.Has(static_cast<int>(i)))
-      return FollowingPlan(PlanOf(cycle), pod, milli_free[i], score);
+      return FollowingPlan(PlanOf(cycle).For(NodeGpuModel(node)), pod, milli_free[i], score);
   return score;
 }
 

@@ -772,8 +772,12 @@ TEST(Fgd, PlanFillsByHand) {
     const char* name;
     std::vector<FgdTask> tasks;
     std::vector<std::pair<int, int>> planned, not_planned;  // (share, used)
+    std::string model = "";                                 // the plan for a GPU of this model
   };
   auto share = [](int milli, double weight) { return FgdTask{1000, 1, milli, {}, weight}; };
+  auto on = [](const char* model, int milli, double weight) {
+    return FgdTask{1000, 1, milli, {model}, weight};
+  };
   const Case cases[] = {
       {"0.81 beside 0.16",
        {share(810, 0.5), share(160, 0.5)},
@@ -785,15 +789,60 @@ TEST(Fgd, PlanFillsByHand) {
        {{320, 650}, {650, 320}, {320, 320}, {320, 640}},
        {{650, 650}, {320, 960}}},
       {"whole GPUs and CPU only: no plan", {{0, 2, 1000, {}, 0.5}, {4000, 0, 0, {}, 0.5}}, {}, {}},
+      // The 0.6 share comes to T4 GPUs only: beside it the 0.4 share, elsewhere
+      // the 0.4 shares pair with each other.
+      {"a T4 GPU: 0.4 beside the T4-only 0.6",
+       {on("T4", 600, 0.5), share(400, 0.5)},
+       {{400, 600}, {600, 400}},
+       {{400, 400}},
+       "T4"},
+      {"another model: no 0.6, 0.4 beside 0.4",
+       {on("T4", 600, 0.5), share(400, 0.5)},
+       {{400, 400}},
+       {{400, 600}, {600, 400}},
+       "G2"},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);
-    const FillPlan plan = PlanFills(tc.tasks);
+    const FillPlan all = PlanFills(tc.tasks);
+    const FillPlan& plan = all.For(tc.model);
     EXPECT_EQ(plan.empty(), tc.planned.empty());
     for (const auto& [milli, used] : tc.planned)
       EXPECT_TRUE(plan.Planned(milli, used)) << milli << " at " << used;
     for (const auto& [milli, used] : tc.not_planned)
       EXPECT_FALSE(plan.Planned(milli, used)) << milli << " at " << used;
+  }
+}
+
+// Where the workload's task types name GPU models, each model's GPUs follow the
+// plan of the types they take: a 0.4 share goes beside the T4-only 0.6 on a T4
+// node and beside another 0.4 on a G2 node.
+TEST(Fgd, AFillPlanPerGpuModel) {
+  ConfigErrors errors;
+  const Fgd fgd(FgdArgs::Parse(
+      YAML::Load("{tasks: [{gpus: 1, gpuMilli: 600, models: [T4], weight: 0.5}, {gpus: 1, "
+                 "gpuMilli: 400, weight: 0.5}], fillPlan: workload}"),
+      "a", errors));
+  ASSERT_TRUE(errors.empty());
+  const PodDemand pod = PodBuilder().Milli(1, 400).Requests(1000, kGi).Build();
+  const CycleState cycle = Cycle(DefaultPolicyConfig(), pod);
+  struct Case {
+    const char* name;
+    const char* model;
+    int want_gpu;
+  };
+  const Case cases[] = {
+      {"T4: beside the 0.6", "T4", 0},
+      {"G2: beside the 0.4", "G2", 1},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    // GPU 0 has 0.6 taken, GPU 1 0.4.
+    const NodeState node =
+        NodeBuilder("n").MilliFree({400, 600}, tc.model).Resources(64000, 64 * kGi).Build();
+    NodeScratch s;
+    ASSERT_TRUE(fgd.FilterOne(cycle, node, s).ok());
+    EXPECT_EQ(s.gpus.Indices(), std::vector<int>{tc.want_gpu});
   }
 }
 

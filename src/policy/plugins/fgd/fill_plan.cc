@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "tidal/policy/fragmentation.h"
@@ -48,6 +49,21 @@ bool FillPlan::Planned(int share, int used) const {
   const auto at = std::lower_bound(shares_.begin(), shares_.end(), share);
   if (at == shares_.end() || *at != share || used < 0 || used > kMilliPerGpu) return false;
   return planned_[static_cast<std::size_t>(at - shares_.begin())][static_cast<std::size_t>(used)];
+}
+
+const FillPlan& FillPlan::For(const std::string& model) const {
+  for (const auto& [m, plan] : by_model_)
+    if (m == model) return plan;
+  return *this;
+}
+
+void FillPlan::SetForModel(const std::string& model, FillPlan plan) {
+  for (auto& [m, p] : by_model_)
+    if (m == model) {
+      p = std::move(plan);
+      return;
+    }
+  by_model_.emplace_back(model, std::move(plan));
 }
 
 std::map<int, double> SharingWeights(std::span<const FgdTask> tasks) {
@@ -96,10 +112,34 @@ std::set<std::multiset<int>> FilledGpus(const std::vector<int>& shares) {
 
 }  // namespace
 
-FillPlan PlanFills(std::span<const FgdTask> tasks, int pods) {
+namespace {
+
+FillPlan PlanOfTasks(std::span<const FgdTask> tasks, int pods) {
   FillPlan plan;
   for (const std::multiset<int>& gpu : FilledGpus(SharesLargestFirst(tasks, pods)))
     plan.AllowFilling(std::vector<int>(gpu.begin(), gpu.end()));
+  return plan;
+}
+
+// The types that accept `model` (any model: the types that name none).
+std::vector<FgdTask> Accepting(std::span<const FgdTask> tasks, const std::string* model) {
+  std::vector<FgdTask> out;
+  for (const FgdTask& t : tasks)
+    if (model ? ModelAccepted(t.models, *model) : t.models.empty()) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+FillPlan PlanFills(std::span<const FgdTask> tasks, int pods) {
+  std::set<std::string> named;
+  for (const FgdTask& t : tasks)
+    if (t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu && t.weight > 0)
+      named.insert(t.models.begin(), t.models.end());
+  if (named.empty()) return PlanOfTasks(tasks, pods);
+  FillPlan plan = PlanOfTasks(Accepting(tasks, nullptr), pods);
+  for (const std::string& model : named)
+    plan.SetForModel(model, PlanOfTasks(Accepting(tasks, &model), pods));
   return plan;
 }
 
