@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <span>
 #include <tuple>
 
@@ -258,6 +259,28 @@ std::vector<traces::OpenbPod> WithCpuOnlyShare(std::vector<traces::OpenbPod> pod
   return pods;
 }
 
+namespace {
+
+// fgd-fill's plan: the LP's for the task types that name no GPU model and, where
+// sharing types name models, one for each named model's GPUs (PlanFills' way).
+YAML::Node SolvedFillPlan(const std::vector<FgdTask>& tasks,
+                          const decltype(FgdOptions::solve_lp)& solve) {
+  YAML::Node args(YAML::NodeType::Sequence);
+  const std::set<std::string> models = SharingModels(tasks);
+  auto add = [&](const std::vector<FgdTask>& some, const std::string& model) {
+    const FillPlanLp lp = BuildFillPlanLp(some);
+    if (lp.text.empty()) return;
+    const auto y = solve(lp.text, lp.fillings.size());
+    if (!y) throw InputError{"fgd-fill: the fill plan's LP found no optimum"};
+    for (const YAML::Node& entry : FillPlanArgs(lp, *y, model)) args.push_back(entry);
+  };
+  add(models.empty() ? tasks : TasksForModel(tasks, ""), "");
+  for (const std::string& model : models) add(TasksForModel(tasks, model), model);
+  return args;
+}
+
+}  // namespace
+
 struct FgdExperiment::Impl {
   std::vector<FgdTask> tasks;  // FGD's target workload, from the listed pods
   YAML::Node fill_plan;        // fgd-fill's, for `tasks` (with options.solve_lp)
@@ -275,16 +298,10 @@ FgdExperiment::FgdExperiment(std::vector<traces::OpenbNode> nodes,
     listed.push_back(ToDemand(pods_[i], 0, static_cast<int>(i)));
   auto impl = std::make_unique<Impl>();
   impl->tasks = TypicalTasks(listed, options_.popularity_pct);
-  if (options_.solve_lp) {
-    // Every listed share, not only the popular task types: a rare small share is
-    // what fills the room beside a large one.
-    const FillPlanLp lp = BuildFillPlanLp(TypicalTasks(listed, 100));
-    if (!lp.text.empty()) {
-      const auto y = options_.solve_lp(lp.text, lp.fillings.size());
-      if (!y) throw InputError{"fgd-fill: the fill plan's LP found no optimum"};
-      impl->fill_plan = FillPlanArgs(lp, *y);
-    }
-  }
+  // Every listed share, not only the popular task types: a rare small share is
+  // what fills the room beside a large one.
+  if (options_.solve_lp)
+    impl->fill_plan = SolvedFillPlan(TypicalTasks(listed, 100), options_.solve_lp);
   impl_ = std::move(impl);
 }
 

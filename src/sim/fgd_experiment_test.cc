@@ -511,6 +511,28 @@ TEST(FgdExperiment, FgdFillFollowsAPlanOnlyWithASolver) {
   EXPECT_THROW(FgdExperiment(nodes, FixturePods(), failing), InputError);
 }
 
+// Where sharing pods name GPU models, fgd-fill plans each named model's GPUs
+// apart (an LP of the types it takes) beside the plan of the types that name none.
+TEST(FgdExperiment, FgdFillPlansEachNamedModelApart) {
+  auto pods = FixturePods();
+  int named = 0;
+  for (auto& p : pods)
+    if (p.gpus == 1 && p.gpu_milli > 0 && p.gpu_milli < 1000 && named++ % 3 == 0)
+      p.gpu_models = {named % 2 ? "T4" : "P100"};
+  ASSERT_GT(named, 2);
+  std::vector<std::string> lps;
+  FgdOptions options;
+  options.solve_lp = [&](const std::string& lp, std::size_t columns) {
+    lps.push_back(lp);
+    return SolveWithGlpsol(lp, columns);
+  };
+  const FgdExperiment with_models(FixtureNodes(), pods, options);
+  EXPECT_EQ(lps.size(), 3u);  // the types naming no model, P100's, T4's
+  lps.clear();
+  const FgdExperiment without(FixtureNodes(), FixturePods(), options);
+  EXPECT_EQ(lps.size(), 1u);
+}
+
 // load-aware-frag-pack on a hand-made cluster (target workload: one whole GPU).
 // a: 4 idle GPUs; b: 4 GPUs, 3 taken; c: 2 GPUs, one half taken; d: 8 GPUs, 7.5
 // taken. Without live load (the fgd-inflation views) loadaware and balance score

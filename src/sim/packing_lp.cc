@@ -331,7 +331,7 @@ FillPlanLp BuildFillPlanLp(std::span<const FgdTask> tasks) {
   return lp;
 }
 
-YAML::Node FillPlanArgs(const FillPlanLp& lp, std::span<const double> y) {
+YAML::Node FillPlanArgs(const FillPlanLp& lp, std::span<const double> y, const std::string& model) {
   FillPlan plan;
   for (std::size_t j = 0; j < lp.fillings.size() && j < y.size(); ++j) {
     if (!(y[j] > 1e-9)) continue;
@@ -347,6 +347,7 @@ YAML::Node FillPlanArgs(const FillPlanLp& lp, std::span<const double> y) {
     YAML::Node levels(YAML::NodeType::Sequence);
     for (int used : plan.Levels(share)) levels.push_back(used);
     entry["used"] = levels;
+    if (!model.empty()) entry["model"] = model;
     args.push_back(entry);
   }
   return args;

@@ -190,6 +190,10 @@ TEST(FillPlan, ArgsListTheLevelsTheRestOfEachUsedFillingMakes) {
   out << YAML::Flow << plan;
   EXPECT_STREQ(out.c_str(),
                "[{share: 230, used: [230, 470, 700]}, {share: 470, used: [230, 460, 470]}]");
+  // The plan for one model's GPUs names it in each entry.
+  YAML::Emitter t4;
+  t4 << YAML::Flow << FillPlanArgs(lp, std::vector<double>{0.5, 0, 0}, "T4");
+  EXPECT_STREQ(t4.c_str(), "[{share: 470, used: [470], model: T4}]");
 }
 
 TEST(FillPlan, ReadsGlpsolsColumnsOnlyWhenOptimal) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -178,6 +179,10 @@ std::map<int, double> SharingWeights(std::span<const FgdTask> tasks);
 // and this plan is that of the types that accept any model.
 inline constexpr int kFillPlanPods = 2000;
 FillPlan PlanFills(std::span<const FgdTask> tasks, int pods = kFillPlanPods);
+// The GPU models a workload's sharing task types name: each is planned apart.
+std::set<std::string> SharingModels(std::span<const FgdTask> tasks);
+// The task types a GPU of `model` takes; for "", the types that name no model.
+std::vector<FgdTask> TasksForModel(std::span<const FgdTask> tasks, const std::string& model);
 
 struct TargetWorkload {
   explicit TargetWorkload(std::vector<FgdTask> task_types);

@@ -73,8 +73,10 @@ struct FillPlanLp {
 };
 FillPlanLp BuildFillPlanLp(std::span<const FgdTask> tasks);
 // The fgd plugin's `fillPlan` arg: for each share of a filling used (y > 0), the
-// fill levels (milli) the rest of that filling can make.
-YAML::Node FillPlanArgs(const FillPlanLp& lp, std::span<const double> y);
+// fill levels (milli) the rest of that filling can make; each entry names
+// `model` where one is given (the plan for that model's GPUs).
+YAML::Node FillPlanArgs(const FillPlanLp& lp, std::span<const double> y,
+                        const std::string& model = "");
 // The columns' values from glpsol's solution file (`glpsol --lp F -w SOLUTION`),
 // nullopt unless it is optimal and has `columns` of them.
 std::optional<std::vector<double>> GlpsolColumns(std::string_view solution, std::size_t columns);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
+#include <string>
 #include <tuple>
 
 #include "tidal/policy/learned_workload.h"
@@ -34,25 +36,29 @@ FillPlan ReadFillPlan(const YAML::Node& node, const std::string& path, ConfigErr
   FillPlan plan;
   if (!node || (node.IsScalar() && node.Scalar() == "workload")) return plan;
   if (!node.IsSequence()) {
-    errors.Add(path, "expected workload or a list of {share, used: [..]}");
+    errors.Add(path, "expected workload or a list of {share, used: [..], model}");
     return plan;
   }
-  std::vector<int> seen;
+  std::map<std::string, FillPlan> by_model;  // "": the entries that name no model
+  std::set<std::pair<std::string, int>> seen;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string p = path + "[" + std::to_string(i) + "]";
     if (!IsMap(node[i], p, errors)) continue;
-    CheckKeys(node[i], p, {"share", "used"}, errors);
+    CheckKeys(node[i], p, {"share", "used", "model"}, errors);
     int share = 0;
     ReadInt(node[i], p, "share", &share, errors);
+    std::string model;
+    ReadString(node[i], p, "model", &model, errors);
     if (share < 1 || share >= kMilliPerGpu) {
       errors.Add(Join(p, "share"), "must be in 1..999 (milli-GPU shared)");
       continue;
     }
-    if (std::find(seen.begin(), seen.end(), share) != seen.end()) {
-      errors.Add(Join(p, "share"), std::to_string(share) + " listed twice");
+    if (!seen.emplace(model, share).second) {
+      errors.Add(Join(p, "share"), std::to_string(share) + " listed twice" +
+                                       (model.empty() ? "" : " for model " + model));
       continue;
     }
-    seen.push_back(share);
+    FillPlan& into = by_model[model];
     const YAML::Node used = node[i]["used"];
     if (!used || !used.IsSequence()) {
       errors.Add(Join(p, "used"), "expected a list of milli-GPU fill levels");
@@ -66,9 +72,12 @@ FillPlan ReadFillPlan(const YAML::Node& node, const std::string& path, ConfigErr
         errors.Add(u, std::to_string(level) + " (expected 1.." +
                           std::to_string(kMilliPerGpu - share) + ": the GPU's milli taken)");
       else
-        plan.Allow(share, level);
+        into.Allow(share, level);
     }
   }
+  if (by_model.contains("")) plan = std::move(by_model[""]);
+  for (auto& [model, model_plan] : by_model)
+    if (!model.empty()) plan.SetForModel(model, std::move(model_plan));
   return plan;
 }
 

@@ -835,15 +835,22 @@ TEST(Fgd, AFillPlanPerGpuModel) {
       {"T4: beside the 0.6", "T4", 0},
       {"G2: beside the 0.4", "G2", 1},
   };
-  for (const Case& tc : cases) {
-    SCOPED_TRACE(tc.name);
-    // GPU 0 has 0.6 taken, GPU 1 0.4.
-    const NodeState node =
-        NodeBuilder("n").MilliFree({400, 600}, tc.model).Resources(64000, 64 * kGi).Build();
-    NodeScratch s;
-    ASSERT_TRUE(fgd.FilterOne(cycle, node, s).ok());
-    EXPECT_EQ(s.gpus.Indices(), std::vector<int>{tc.want_gpu});
-  }
+  // The same plan configured: the model's entries for its GPUs.
+  const Fgd configured(FgdArgs::Parse(
+      YAML::Load("{tasks: [{gpus: 1, gpuMilli: 400, weight: 1}], fillPlan: [{share: 400, used: "
+                 "[400]}, {share: 400, used: [600], model: T4}]}"),
+      "a", errors));
+  ASSERT_TRUE(errors.empty());
+  for (const Fgd* plugin : {&fgd, &configured})
+    for (const Case& tc : cases) {
+      SCOPED_TRACE(tc.name);
+      // GPU 0 has 0.6 taken, GPU 1 0.4.
+      const NodeState node =
+          NodeBuilder("n").MilliFree({400, 600}, tc.model).Resources(64000, 64 * kGi).Build();
+      NodeScratch s;
+      ASSERT_TRUE(plugin->FilterOne(cycle, node, s).ok());
+      EXPECT_EQ(s.gpus.Indices(), std::vector<int>{tc.want_gpu});
+    }
 }
 
 // With `fillPlan: workload` the plugin plans for its configured tasks, and with
@@ -929,13 +936,19 @@ TEST(Fgd, Args) {
       {"fill plan", "{fillPlan: [{share: 810, used: [160, 110]}, {share: 160, used: [810]}]}", {}},
       {"fill plan: not a list",
        "{fillPlan: {share: 810}}",
-       {"a.fillPlan: expected workload or a list of {share, used: [..]}"}},
+       {"a.fillPlan: expected workload or a list of {share, used: [..], model}"}},
       {"fill plan: a whole GPU",
        "{fillPlan: [{share: 1000, used: []}]}",
        {"a.fillPlan[0].share: must be in 1..999 (milli-GPU shared)"}},
       {"fill plan: twice",
        "{fillPlan: [{share: 500, used: [500]}, {share: 500, used: [100]}]}",
        {"a.fillPlan[1].share: 500 listed twice"}},
+      {"a share once per model",
+       "{fillPlan: [{share: 500, used: [500]}, {share: 500, used: [100], model: T4}]}",
+       {}},
+      {"a share twice for one model",
+       "{fillPlan: [{share: 500, used: [500], model: T4}, {share: 500, used: [100], model: T4}]}",
+       {"a.fillPlan[1].share: 500 listed twice for model T4"}},
       {"fill plan: over the GPU",
        "{fillPlan: [{share: 810, used: [160, 200, 0]}]}",
        {"a.fillPlan[0].used[1]: 200 (expected 1..190: the GPU's milli taken)",
@@ -949,7 +962,7 @@ TEST(Fgd, Args) {
       {"fill plan of the workload", "{tasks: learned, fillPlan: workload}", {}},
       {"fill plan: unknown key",
        "{fillPlan: [{share: 810, used: [], with: 1}]}",
-       {"a.fillPlan[0].with: unknown field (expected one of: share, used)"}},
+       {"a.fillPlan[0].with: unknown field (expected one of: share, used, model)"}},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.name);

@@ -121,25 +121,29 @@ FillPlan PlanOfTasks(std::span<const FgdTask> tasks, int pods) {
   return plan;
 }
 
-// The types that accept `model` (any model: the types that name none).
-std::vector<FgdTask> Accepting(std::span<const FgdTask> tasks, const std::string* model) {
-  std::vector<FgdTask> out;
-  for (const FgdTask& t : tasks)
-    if (model ? ModelAccepted(t.models, *model) : t.models.empty()) out.push_back(t);
-  return out;
-}
-
 }  // namespace
 
-FillPlan PlanFills(std::span<const FgdTask> tasks, int pods) {
+std::set<std::string> SharingModels(std::span<const FgdTask> tasks) {
   std::set<std::string> named;
   for (const FgdTask& t : tasks)
     if (t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu && t.weight > 0)
       named.insert(t.models.begin(), t.models.end());
+  return named;
+}
+
+std::vector<FgdTask> TasksForModel(std::span<const FgdTask> tasks, const std::string& model) {
+  std::vector<FgdTask> out;
+  for (const FgdTask& t : tasks)
+    if (model.empty() ? t.models.empty() : ModelAccepted(t.models, model)) out.push_back(t);
+  return out;
+}
+
+FillPlan PlanFills(std::span<const FgdTask> tasks, int pods) {
+  const std::set<std::string> named = SharingModels(tasks);
   if (named.empty()) return PlanOfTasks(tasks, pods);
-  FillPlan plan = PlanOfTasks(Accepting(tasks, nullptr), pods);
+  FillPlan plan = PlanOfTasks(TasksForModel(tasks, ""), pods);
   for (const std::string& model : named)
-    plan.SetForModel(model, PlanOfTasks(Accepting(tasks, &model), pods));
+    plan.SetForModel(model, PlanOfTasks(TasksForModel(tasks, model), pods));
   return plan;
 }
 
