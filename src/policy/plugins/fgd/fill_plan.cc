@@ -66,11 +66,17 @@ void FillPlan::SetForModel(const std::string& model, FillPlan plan) {
   by_model_.emplace_back(model, std::move(plan));
 }
 
+namespace {
+// A type the plans are for: one GPU, shared, and seen.
+bool PlansFor(const FgdTask& t) {
+  return t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu && t.weight > 0;
+}
+}  // namespace
+
 std::map<int, double> SharingWeights(std::span<const FgdTask> tasks) {
   std::map<int, double> weight;
   for (const FgdTask& t : tasks)
-    if (t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu && t.weight > 0)
-      weight[t.gpu_milli] += t.weight;
+    if (PlansFor(t)) weight[t.gpu_milli] += t.weight;
   return weight;
 }
 
@@ -126,8 +132,7 @@ FillPlan PlanOfTasks(std::span<const FgdTask> tasks, int pods) {
 std::set<std::string> SharingModels(std::span<const FgdTask> tasks) {
   std::set<std::string> named;
   for (const FgdTask& t : tasks)
-    if (t.gpus == 1 && t.gpu_milli > 0 && t.gpu_milli < kMilliPerGpu && t.weight > 0)
-      named.insert(t.models.begin(), t.models.end());
+    if (PlansFor(t)) named.insert(t.models.begin(), t.models.end());
   return named;
 }
 
