@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <random>
+#include <set>
+#include <string>
 
 #include "testing/builders.h"
 
@@ -812,6 +814,25 @@ TEST(Fgd, PlanFillsByHand) {
     for (const auto& [milli, used] : tc.not_planned)
       EXPECT_FALSE(plan.Planned(milli, used)) << milli << " at " << used;
   }
+}
+
+// Pods naming many GPU models make at most kMaxPlannedModels plans: those of the
+// models named by the most weight; the other models' GPUs follow the plan of the
+// types that name none.
+TEST(Fgd, PlansAtMostTheHeaviestModels) {
+  std::vector<FgdTask> tasks = {{1000, 1, 500, {}, 1.0}};
+  const std::size_t named = kMaxPlannedModels + 4;
+  for (std::size_t i = 0; i < named; ++i)
+    tasks.push_back({1000, 1, 300, {"m" + std::to_string(100 + i)}, 0.01 * (1 + i)});
+  const std::set<std::string> models = SharingModels(tasks);
+  ASSERT_EQ(models.size(), kMaxPlannedModels);
+  EXPECT_FALSE(models.contains("m100"));  // the lightest left out
+  EXPECT_TRUE(models.contains("m" + std::to_string(100 + named - 1)));
+  const FillPlan plan = PlanFills(tasks);
+  EXPECT_EQ(plan.models(), kMaxPlannedModels);
+  EXPECT_FALSE(plan.For("m100").Planned(300, 500));  // the plan of the types naming none
+  EXPECT_TRUE(plan.For("m100").Planned(500, 500));
+  EXPECT_TRUE(plan.For("m119").Planned(300, 500));
 }
 
 // Where the workload's task types name GPU models, each model's GPUs follow the

@@ -130,9 +130,16 @@ FillPlan PlanOfTasks(std::span<const FgdTask> tasks, int pods) {
 }  // namespace
 
 std::set<std::string> SharingModels(std::span<const FgdTask> tasks) {
-  std::set<std::string> named;
+  std::map<std::string, double> weight;
   for (const FgdTask& t : tasks)
-    if (PlansFor(t)) named.insert(t.models.begin(), t.models.end());
+    if (PlansFor(t))
+      for (const std::string& m : t.models) weight[m] += t.weight;
+  std::vector<std::pair<double, std::string>> heaviest;
+  for (const auto& [model, w] : weight) heaviest.emplace_back(-w, model);
+  std::sort(heaviest.begin(), heaviest.end());
+  if (heaviest.size() > kMaxPlannedModels) heaviest.resize(kMaxPlannedModels);
+  std::set<std::string> named;
+  for (const auto& entry : heaviest) named.insert(entry.second);
   return named;
 }
 
