@@ -116,10 +116,6 @@ std::set<std::multiset<int>> FilledGpus(const std::vector<int>& shares) {
   return {gpus.begin(), gpus.end()};
 }
 
-}  // namespace
-
-namespace {
-
 FillPlan PlanOfTasks(std::span<const FgdTask> tasks, int pods) {
   FillPlan plan;
   for (const std::multiset<int>& gpu : FilledGpus(SharesLargestFirst(tasks, pods)))
