@@ -9,7 +9,6 @@
 #include <memory>
 #include <numeric>
 #include <optional>
-#include <set>
 #include <span>
 #include <tuple>
 
@@ -266,16 +265,13 @@ namespace {
 YAML::Node SolvedFillPlan(const std::vector<FgdTask>& tasks,
                           const decltype(FgdOptions::solve_lp)& solve) {
   YAML::Node args(YAML::NodeType::Sequence);
-  const std::set<std::string> models = SharingModels(tasks);
-  auto add = [&](const std::vector<FgdTask>& some, const std::string& model) {
-    const FillPlanLp lp = BuildFillPlanLp(some);
-    if (lp.text.empty()) return;
+  for (const ModelTasks& group : TasksByPlannedModel(tasks)) {
+    const FillPlanLp lp = BuildFillPlanLp(group.tasks);
+    if (lp.text.empty()) continue;
     const auto y = solve(lp.text, lp.fillings.size());
     if (!y) throw InputError{"fgd-fill: the fill plan's LP found no optimum"};
-    for (const YAML::Node& entry : FillPlanArgs(lp, *y, model)) args.push_back(entry);
-  };
-  add(models.empty() ? tasks : TasksForModel(tasks, ""), "");
-  for (const std::string& model : models) add(TasksForModel(tasks, model), model);
+    for (const YAML::Node& entry : FillPlanArgs(lp, *y, group.model)) args.push_back(entry);
+  }
   return args;
 }
 

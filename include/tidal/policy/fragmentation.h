@@ -15,7 +15,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -179,13 +178,17 @@ std::map<int, double> SharingWeights(std::span<const FgdTask> tasks);
 // and this plan is that of the types that accept any model.
 inline constexpr int kFillPlanPods = 2000;
 FillPlan PlanFills(std::span<const FgdTask> tasks, int pods = kFillPlanPods);
-// The GPU models a workload's sharing task types name, each planned apart: the
-// kMaxPlannedModels named by the most weight (a cluster has a handful of GPU
-// models; pods naming more do not make more plans), in name order.
+// The task types each plan is for: first, model "", the types that name no GPU
+// model (the plan for GPUs of any model not planned apart); then, for each model
+// sharing types name, the types its GPUs take. At most kMaxPlannedModels models,
+// those named by the most weight (a cluster has a handful of GPU models; pods
+// naming more do not make more plans), in name order.
 inline constexpr std::size_t kMaxPlannedModels = 16;
-std::set<std::string> SharingModels(std::span<const FgdTask> tasks);
-// The task types a GPU of `model` takes; for "", the types that name no model.
-std::vector<FgdTask> TasksForModel(std::span<const FgdTask> tasks, const std::string& model);
+struct ModelTasks {
+  std::string model;
+  std::vector<FgdTask> tasks;
+};
+std::vector<ModelTasks> TasksByPlannedModel(std::span<const FgdTask> tasks);
 
 struct TargetWorkload {
   explicit TargetWorkload(std::vector<FgdTask> task_types);

@@ -147,10 +147,10 @@ Fgd::Fgd(FgdArgs args)
       configured_(args_.tasks),
       plan_(args_.fill_plan_of_workload ? PlanFills(args_.tasks) : args_.fill_plan) {}
 
-const FillPlan& Fgd::PlanOf(const CycleState& cycle) const {
+const FillPlan& Fgd::PlanOf(const CycleState& cycle, const NodeState& node) const {
   if (args_.fill_plan_of_workload && args_.learned && cycle.workload && cycle.workload->fill_plan)
-    return *cycle.workload->fill_plan;
-  return plan_;
+    return cycle.workload->fill_plan->For(NodeGpuModel(node));
+  return plan_.For(NodeGpuModel(node));
 }
 
 bool Fgd::SkipsScore(const CycleState& cycle) const {
@@ -208,7 +208,7 @@ Status Fgd::FilterOne(const CycleState& cycle, const NodeState& node, NodeScratc
     return Status::Fits();
   }
   const TargetWorkload& workload = WorkloadOf(cycle);
-  const FillPlan& plan = PlanOf(cycle).For(NodeGpuModel(node));
+  const FillPlan& plan = PlanOf(cycle, node);
   const double before = Fragmentation(node, workload);
   int best = -1;
   double best_score = 0;
@@ -256,7 +256,7 @@ double Fgd::ScoreOne(const CycleState& cycle, const NodeState& node,
   const std::size_t n = node.MilliFree(milli_free);
   for (std::size_t i = 0; i < n; ++i)
     if (gpus.Has(static_cast<int>(i)))
-      return FollowingPlan(PlanOf(cycle).For(NodeGpuModel(node)), pod, milli_free[i], score);
+      return FollowingPlan(PlanOf(cycle, node), pod, milli_free[i], score);
   return score;
 }
 

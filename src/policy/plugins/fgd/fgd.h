@@ -49,9 +49,9 @@ class Fgd final : public FilterEachNode<Fgd>, public ScoreEachNode<Fgd> {
   }
   // The node's fragmentation for `workload` (NodeFragmentation, through its model table).
   static double Fragmentation(const NodeState& node, const TargetWorkload& workload);
-  // The cycle's fill plan: the learned workload's (fillPlan: workload with tasks:
-  // learned, once one is planned), or plan_.
-  const FillPlan& PlanOf(const CycleState& cycle) const;
+  // The fill plan for `node`'s GPU model in this cycle: of the learned workload's
+  // plan (fillPlan: workload with tasks: learned, once one is planned), or plan_.
+  const FillPlan& PlanOf(const CycleState& cycle, const NodeState& node) const;
   FgdArgs args_;
   TargetWorkload configured_;  // built from args_.tasks: declared after it
   FillPlan plan_;              // args_.fill_plan, or PlanFills(args_.tasks) (fillPlan: workload)

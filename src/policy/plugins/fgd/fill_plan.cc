@@ -123,8 +123,7 @@ FillPlan PlanOfTasks(std::span<const FgdTask> tasks, int pods) {
   return plan;
 }
 
-}  // namespace
-
+// The models sharing types name, the kMaxPlannedModels heaviest, in name order.
 std::set<std::string> SharingModels(std::span<const FgdTask> tasks) {
   std::map<std::string, double> weight;
   for (const FgdTask& t : tasks)
@@ -139,19 +138,23 @@ std::set<std::string> SharingModels(std::span<const FgdTask> tasks) {
   return named;
 }
 
-std::vector<FgdTask> TasksForModel(std::span<const FgdTask> tasks, const std::string& model) {
-  std::vector<FgdTask> out;
+}  // namespace
+
+std::vector<ModelTasks> TasksByPlannedModel(std::span<const FgdTask> tasks) {
+  std::vector<ModelTasks> groups(1);
+  for (const std::string& model : SharingModels(tasks)) groups.push_back({model, {}});
   for (const FgdTask& t : tasks)
-    if (model.empty() ? t.models.empty() : ModelAccepted(t.models, model)) out.push_back(t);
-  return out;
+    for (ModelTasks& group : groups)
+      if (group.model.empty() ? t.models.empty() : ModelAccepted(t.models, group.model))
+        group.tasks.push_back(t);
+  return groups;
 }
 
 FillPlan PlanFills(std::span<const FgdTask> tasks, int pods) {
-  const std::set<std::string> named = SharingModels(tasks);
-  if (named.empty()) return PlanOfTasks(tasks, pods);
-  FillPlan plan = PlanOfTasks(TasksForModel(tasks, ""), pods);
-  for (const std::string& model : named)
-    plan.SetForModel(model, PlanOfTasks(TasksForModel(tasks, model), pods));
+  const std::vector<ModelTasks> groups = TasksByPlannedModel(tasks);
+  FillPlan plan = PlanOfTasks(groups.front().tasks, pods);
+  for (std::size_t i = 1; i < groups.size(); ++i)
+    plan.SetForModel(groups[i].model, PlanOfTasks(groups[i].tasks, pods));
   return plan;
 }
 
